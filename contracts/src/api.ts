@@ -1,0 +1,88 @@
+/**
+ * Request and response shapes of the control plane's HTTP API (API.md), as
+ * TypeBox schemas so one definition gives both validation and types.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+
+const Email = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$' });
+const Password = Type.String({ minLength: 8, maxLength: 1024 });
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Uuid = Type.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' });
+
+export const PlatformSignupBody = Type.Object(
+  { email: Email, password: Password, name: Type.Optional(Name) },
+  { additionalProperties: false },
+);
+export type PlatformSignupBody = Static<typeof PlatformSignupBody>;
+
+export const PlatformLoginBody = Type.Object(
+  { email: Type.String({ maxLength: 320 }), password: Type.String({ maxLength: 1024 }) },
+  { additionalProperties: false },
+);
+export type PlatformLoginBody = Static<typeof PlatformLoginBody>;
+
+export const RefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
+export type RefreshBody = Static<typeof RefreshBody>;
+
+export const CreateTeamBody = Type.Object({ name: Name }, { additionalProperties: false });
+export type CreateTeamBody = Static<typeof CreateTeamBody>;
+
+export const TeamRole = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')]);
+export const AddMemberBody = Type.Object({ email: Email, role: Type.Optional(TeamRole) }, { additionalProperties: false });
+export type AddMemberBody = Static<typeof AddMemberBody>;
+
+export const ProjectName = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' });
+export const CreateProjectBody = Type.Object(
+  { name: ProjectName, teamId: Type.Optional(Uuid) },
+  { additionalProperties: false },
+);
+export type CreateProjectBody = Static<typeof CreateProjectBody>;
+
+export const ListProjectsQuery = Type.Object({ teamId: Type.Optional(Uuid) }, { additionalProperties: false });
+export type ListProjectsQuery = Static<typeof ListProjectsQuery>;
+
+/** A path id: projects, teams and operations are addressed by UUID. */
+export const IdParam = Type.Object({ id: Uuid });
+export type IdParam = Static<typeof IdParam>;
+
+export const RotateKeyBody = Type.Object(
+  { kind: Type.Union([Type.Literal('anon'), Type.Literal('service')]) },
+  { additionalProperties: false },
+);
+export type RotateKeyBody = Static<typeof RotateKeyBody>;
+
+export const EventsQuery = Type.Object(
+  {
+    after: Type.Optional(Type.String({ pattern: '^\\d{1,12}$' })),
+    limit: Type.Optional(Type.String({ pattern: '^\\d{1,4}$' })),
+  },
+  { additionalProperties: false },
+);
+export type EventsQuery = Static<typeof EventsQuery>;
+
+export type ProjectStatus = 'provisioning' | 'active' | 'failed' | 'deleting' | 'deleted';
+export type OperationStatus = 'pending' | 'running' | 'succeeded' | 'failed';
+
+/** The project record of API.md. Keys are present for team members only. */
+export interface ProjectRecord {
+  id: string;
+  name: string;
+  teamId: string;
+  status: ProjectStatus;
+  statusDetail: string | null;
+  anonKey: string | null;
+  serviceKey: string | null;
+  restUrl: string;
+  authUrl: string;
+  createdAt: string;
+}
+
+export interface OperationRecord {
+  id: string;
+  command: string;
+  status: OperationStatus;
+  workflowId: string | null;
+  startedAt: string;
+  finishedAt: string | null;
+  error: unknown;
+}

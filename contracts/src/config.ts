@@ -1,0 +1,166 @@
+/**
+ * The configuration schema of every Baseplane process (API.md → Configuration).
+ * Pure: takes an environment object, returns a typed config or throws a
+ * `ConfigError` whose message is one line naming the variable.
+ */
+
+export type StorageBackend = 'fs' | 's3';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  port: number;
+  publicUrl: string;
+  authUrl: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  tenantDatabaseUrl: string | undefined;
+  temporalAddress: string | undefined;
+  temporalNamespace: string;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  storageBackend: StorageBackend;
+  s3: {
+    endpoint: string | undefined;
+    region: string;
+    accessKeyId: string | undefined;
+    secretAccessKey: string | undefined;
+    forcePathStyle: boolean;
+  };
+  platformSecret: string | undefined;
+  logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, reason: string) {
+    super(`invalid configuration: ${variable} ${reason}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+export function parsePort(env: Env, name: string, fallback: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a port number (1-65535), got "${raw}"`);
+  const port = Number(raw);
+  if (port < 1 || port > 65535) throw new ConfigError(name, `must be a port number (1-65535), got "${raw}"`);
+  return port;
+}
+
+function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be a URL (${protocols.join(', ')}), got "${redact(raw)}"`);
+  }
+  if (!protocols.includes(parsed.protocol.replace(/:$/, ''))) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function hostPort(env: Env, name: string): string | undefined {
+  const raw = text(env, name);
+  if (raw === undefined) return undefined;
+  if (!/^[A-Za-z0-9.\-]+:\d{1,5}$/.test(raw) && !/^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(raw)) {
+    throw new ConfigError(name, `must be host:port, got "${raw}"`);
+  }
+  return raw;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (/^(true|1|yes)$/i.test(raw)) return true;
+  if (/^(false|0|no)$/i.test(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+/** Hides the password part of a URL before it goes into an error line. */
+export function redact(raw: string): string {
+  return raw.replace(/\/\/([^:@/]+):([^@/]*)@/, '//$1:***@');
+}
+
+export function loadConfig(env: Env): Config {
+  const port = parsePort(env, 'PORT', 8000);
+  const publicUrl = url(env, 'PUBLIC_URL', ['http', 'https']) ?? `http://localhost:${port}`;
+  const authUrl = url(env, 'AUTH_URL', ['http', 'https']) ?? `${publicUrl}/auth`;
+
+  const storage = text(env, 'STORAGE_BACKEND') ?? 'fs';
+  if (storage !== 'fs' && storage !== 's3') throw new ConfigError('STORAGE_BACKEND', `must be fs or s3, got "${storage}"`);
+  const s3Endpoint = url(env, 'S3_ENDPOINT', ['http', 'https']);
+  if (storage === 's3' && s3Endpoint === undefined) throw new ConfigError('S3_ENDPOINT', 'is required when STORAGE_BACKEND=s3');
+
+  const logLevel = (text(env, 'LOG_LEVEL') ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+
+  const platformSecret = text(env, 'PLATFORM_SECRET');
+  if (platformSecret !== undefined && platformSecret.length < 32) {
+    throw new ConfigError('PLATFORM_SECRET', 'must be at least 32 characters');
+  }
+  const mailFrom = text(env, 'MAIL_FROM') ?? 'Baseplane <no-reply@baseplane.local>';
+  if (!/@/.test(mailFrom)) throw new ConfigError('MAIL_FROM', `must contain an email address, got "${mailFrom}"`);
+
+  return {
+    port,
+    publicUrl,
+    authUrl,
+    dataDir: text(env, 'DATA_DIR') ?? './.data',
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres', 'postgresql']),
+    tenantDatabaseUrl: url(env, 'TENANT_DATABASE_URL', ['postgres', 'postgresql']),
+    temporalAddress: hostPort(env, 'TEMPORAL_ADDRESS'),
+    temporalNamespace: text(env, 'TEMPORAL_NAMESPACE') ?? 'default',
+    smtpUrl: url(env, 'SMTP_URL', ['smtp', 'smtps']),
+    mailFrom,
+    storageBackend: storage,
+    s3: {
+      endpoint: s3Endpoint,
+      region: text(env, 'S3_REGION') ?? 'us-east-1',
+      accessKeyId: text(env, 'S3_ACCESS_KEY_ID'),
+      secretAccessKey: text(env, 'S3_SECRET_ACCESS_KEY'),
+      forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', true),
+    },
+    platformSecret,
+    logLevel,
+  };
+}
+
+/**
+ * What a service process (control plane, worker, data plane) needs on top of
+ * the public config; the supervisor in deploy/local always provides these.
+ */
+export interface ServiceConfig extends Config {
+  databaseUrl: string;
+  tenantDatabaseUrl: string;
+  temporalAddress: string;
+  platformSecret: string;
+  /** Internal port this process listens on (behind the gateway). */
+  listenPort: number;
+}
+
+export function loadServiceConfig(env: Env, portVariable: string): ServiceConfig {
+  const config = loadConfig(env);
+  const require = <T>(value: T | undefined, name: string): T => {
+    if (value === undefined) throw new ConfigError(name, 'is required by this process (the supervisor sets it)');
+    return value;
+  };
+  return {
+    ...config,
+    databaseUrl: require(config.databaseUrl, 'DATABASE_URL'),
+    tenantDatabaseUrl: config.tenantDatabaseUrl ?? require(config.databaseUrl, 'DATABASE_URL'),
+    temporalAddress: require(config.temporalAddress, 'TEMPORAL_ADDRESS'),
+    platformSecret: require(config.platformSecret, 'PLATFORM_SECRET'),
+    listenPort: parsePort(env, portVariable, 0),
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * Project events: what happened to a project, as recorded in its stream
+ * `project-<id>`. Each type carries a schema version; an old version is upcast
+ * when read (`upcastEvent`), never rewritten in the store.
+ */
+
+export type KeyKind = 'anon' | 'service';
+
+/** A key as the event store keeps it: looked up by hash, shown to operators after decryption. */
+export interface StoredKey {
+  hash: string;
+  cipher: string;
+}
+
+export interface EventMetadata {
+  actor: string;
+  at: string;
+  /** The operation the event belongs to; commands start one, outcome events carry it on. */
+  correlationId: string;
+  /** The request or event that caused this one. */
+  causationId: string | null;
+  schemaVersion: number;
+}
+
+interface Event<T extends string, D> {
+  type: T;
+  data: D;
+}
+
+export type ProjectCreated = Event<'ProjectCreated', {
+  projectId: string;
+  name: string;
+  teamId: string;
+  databaseName: string;
+  ownerRole: string;
+  keys: Record<KeyKind, StoredKey>;
+}>;
+export type ProjectProvisioned = Event<'ProjectProvisioned', { projectId: string; causationVersion: number }>;
+export type ProjectProvisioningFailed = Event<'ProjectProvisioningFailed', { projectId: string; causationVersion: number; reason: string }>;
+export type ProjectDeletionRequested = Event<'ProjectDeletionRequested', { projectId: string }>;
+export type ProjectDeleted = Event<'ProjectDeleted', { projectId: string; causationVersion: number }>;
+export type ProjectDeletionFailed = Event<'ProjectDeletionFailed', { projectId: string; causationVersion: number; reason: string }>;
+export type ApiKeyRotated = Event<'ApiKeyRotated', { projectId: string; kind: KeyKind; key: StoredKey }>;
+/** A command that changes nothing; it travels the whole path (store, workflow, tenant) to prove it works. */
+export type ProjectPinged = Event<'ProjectPinged', { projectId: string }>;
+export type ProjectPingApplied = Event<'ProjectPingApplied', { projectId: string; causationVersion: number }>;
+export type ProjectPingFailed = Event<'ProjectPingFailed', { projectId: string; causationVersion: number; reason: string }>;
+
+export type ProjectEvent =
+  | ProjectCreated
+  | ProjectProvisioned
+  | ProjectProvisioningFailed
+  | ProjectDeletionRequested
+  | ProjectDeleted
+  | ProjectDeletionFailed
+  | ApiKeyRotated
+  | ProjectPinged
+  | ProjectPingApplied
+  | ProjectPingFailed;
+
+export type ProjectEventType = ProjectEvent['type'];
+
+/** Current schema version of each event type. */
+export const EVENT_SCHEMA_VERSIONS: Record<ProjectEventType, number> = {
+  ProjectCreated: 1,
+  ProjectProvisioned: 1,
+  ProjectProvisioningFailed: 1,
+  ProjectDeletionRequested: 1,
+  ProjectDeleted: 1,
+  ProjectDeletionFailed: 1,
+  ApiKeyRotated: 1,
+  ProjectPinged: 1,
+  ProjectPingApplied: 1,
+  ProjectPingFailed: 1,
+};
+
+/**
+ * Events that a project's workflow must apply to the tenant side; the others
+ * are outcomes or only change read models and caches.
+ */
+export const APPLIED_BY_WORKFLOW: ReadonlySet<ProjectEventType> = new Set<ProjectEventType>([
+  'ProjectCreated',
+  'ProjectDeletionRequested',
+  'ProjectPinged',
+]);
+
+/** Where and when an event was recorded. */
+export interface EventEnvelope {
+  eventId: string;
+  streamId: string;
+  version: number;
+  globalPosition: number;
+  metadata: EventMetadata;
+}
+
+/** An event as read back from the store; distributes over the union so `type` narrows `data`. */
+export type RecordedEvent<E extends { type: string; data: unknown } = ProjectEvent> = E extends unknown ? E & EventEnvelope : never;
+
+type Upcaster = (data: unknown) => unknown;
+/** `UPCASTERS[type][fromVersion]` turns data of that version into the next one. None exist yet. */
+const UPCASTERS: Partial<Record<ProjectEventType, Record<number, Upcaster>>> = {};
+
+/** Brings an event read from the store to the current schema of its type. */
+export function upcastEvent(type: string, schemaVersion: number, data: unknown): unknown {
+  const steps = UPCASTERS[type as ProjectEventType];
+  const target = EVENT_SCHEMA_VERSIONS[type as ProjectEventType] ?? schemaVersion;
+  let current = data;
+  for (let v = schemaVersion; v < target; v++) {
+    const step = steps?.[v];
+    if (!step) throw new Error(`no upcaster for ${type} v${v}`);
+    current = step(current);
+  }
+  return current;
+}

@@ -1,0 +1,8 @@
+/** The language every part of Baseplane speaks. Pure: no I/O. */
+export * from './api';
+export * from './commands';
+export * from './config';
+export * from './errors';
+export * from './events';
+export * from './keys';
+export * from './workflows';

@@ -1,0 +1,26 @@
+/**
+ * Names shared by the control plane (which starts and signals workflows) and
+ * the workers (which run them). Changing one is a protocol change.
+ */
+
+export const PROJECT_TASK_QUEUE = 'baseplane-projects';
+export const PROJECT_WORKFLOW_TYPE = 'projectWorkflow';
+/** Signal telling a project's workflow that its stream has grown up to `version`. */
+export const APPLY_SIGNAL = 'apply';
+
+export interface ApplySignal {
+  version: number;
+}
+
+export interface ProjectWorkflowInput {
+  projectId: string;
+  /** Highest stream version already taken care of (carried across continue-as-new). */
+  appliedVersion: number;
+}
+
+/** One workflow per project: its id is derived from the project, so starting it twice is a no-op. */
+export const projectWorkflowId = (projectId: string) => `project-${projectId}`;
+export const projectStreamId = (projectId: string) => `project-${projectId}`;
+/** Tenant database and role names derive from the project id (a UUID without dashes). */
+export const tenantDatabaseName = (projectId: string) => `p_${projectId.replace(/-/g, '')}`;
+export const tenantOwnerRole = (projectId: string) => `${tenantDatabaseName(projectId)}_owner`;

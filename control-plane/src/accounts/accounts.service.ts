@@ -1,0 +1,121 @@
+/**
+ * Platform accounts and teams: sign-up (with a personal team), login with the
+ * same answer for an unknown email and a wrong password, membership lookups.
+ */
+import { randomUUID } from 'node:crypto';
+import argon2 from 'argon2';
+import type { Pool } from 'pg';
+import { ApiError, notFound } from '@baseplane/contracts';
+import type { PlatformTokenService, PlatformTokens } from './platform-tokens';
+
+/** OWASP's minimum for argon2id: 19 MiB, 2 iterations, 1 lane. */
+export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+
+export interface AccountView {
+  id: string;
+  email: string;
+  name: string;
+}
+export interface TeamView {
+  id: string;
+  name: string;
+  role: string;
+}
+
+export class AccountsService {
+  private dummyHash: Promise<string> | undefined;
+
+  constructor(private readonly db: Pool, private readonly tokens: PlatformTokenService) {}
+
+  async signup(email: string, password: string, name?: string): Promise<PlatformTokens & { user: AccountView; team: { id: string; name: string } }> {
+    const passwordHash = await argon2.hash(password, ARGON2_OPTIONS);
+    const accountId = randomUUID();
+    const teamId = randomUUID();
+    const displayName = name?.trim() || email.split('@')[0]!;
+    const teamName = `${displayName}'s team`;
+    const client = await this.db.connect();
+    try {
+      await client.query('begin');
+      await client.query('insert into accounts (id, email, name, password_hash) values ($1, $2, $3, $4)', [accountId, email, displayName, passwordHash]);
+      await client.query('insert into teams (id, name) values ($1, $2)', [teamId, teamName]);
+      await client.query(`insert into team_members (team_id, account_id, role) values ($1, $2, 'owner')`, [teamId, accountId]);
+      await client.query('commit');
+    } catch (error) {
+      await client.query('rollback');
+      if ((error as { code?: string }).code === '23505') throw new ApiError(409, 'user_already_exists', 'an account with this email already exists');
+      throw error;
+    } finally {
+      client.release();
+    }
+    const tokens = await this.tokens.issue(accountId, email);
+    return { ...tokens, user: { id: accountId, email, name: displayName }, team: { id: teamId, name: teamName } };
+  }
+
+  async login(email: string, password: string): Promise<PlatformTokens & { user: AccountView; team: { id: string; name: string } | null }> {
+    const { rows } = await this.db.query<{ id: string; email: string; name: string; password_hash: string }>(
+      'select id, email, name, password_hash from accounts where lower(email) = lower($1)',
+      [email],
+    );
+    const account = rows[0];
+    // Hash even when there is no account, so timing does not tell which emails exist.
+    const ok = await argon2.verify(account?.password_hash ?? (await this.getDummyHash()), password);
+    if (!account || !ok) throw new ApiError(400, 'invalid_credentials', 'invalid email or password');
+    const tokens = await this.tokens.issue(account.id, account.email);
+    const teams = await this.teamsOf(account.id);
+    const team = teams.find((t) => t.role === 'owner') ?? teams[0] ?? null;
+    return { ...tokens, user: { id: account.id, email: account.email, name: account.name }, team: team && { id: team.id, name: team.name } };
+  }
+
+  async me(accountId: string): Promise<AccountView & { teams: TeamView[] }> {
+    const { rows } = await this.db.query<AccountView>('select id, email, name from accounts where id = $1', [accountId]);
+    if (!rows[0]) throw new ApiError(401, 'invalid_token', 'account no longer exists');
+    return { ...rows[0], teams: await this.teamsOf(accountId) };
+  }
+
+  async teamsOf(accountId: string): Promise<TeamView[]> {
+    const { rows } = await this.db.query<TeamView>(
+      `select t.id, t.name, m.role from team_members m join teams t on t.id = m.team_id
+       where m.account_id = $1 order by t.created_at, t.id`,
+      [accountId],
+    );
+    return rows;
+  }
+
+  async createTeam(accountId: string, name: string): Promise<TeamView> {
+    const id = randomUUID();
+    const client = await this.db.connect();
+    try {
+      await client.query('begin');
+      await client.query('insert into teams (id, name) values ($1, $2)', [id, name]);
+      await client.query(`insert into team_members (team_id, account_id, role) values ($1, $2, 'owner')`, [id, accountId]);
+      await client.query('commit');
+    } catch (error) {
+      await client.query('rollback');
+      throw error;
+    } finally {
+      client.release();
+    }
+    return { id, name, role: 'owner' };
+  }
+
+  /** Adds an existing account to a team; only the team's owners and admins may. */
+  async addMember(accountId: string, teamId: string, email: string, role: string): Promise<{ teamId: string; accountId: string; email: string; role: string }> {
+    const mine = (await this.teamsOf(accountId)).find((t) => t.id === teamId);
+    if (!mine) throw notFound('team');
+    if (mine.role === 'member') throw new ApiError(403, 'forbidden', 'only owners and admins add members');
+    const { rows } = await this.db.query<{ id: string; email: string }>('select id, email from accounts where lower(email) = lower($1)', [email]);
+    const member = rows[0];
+    if (!member) throw notFound('account');
+    await this.db.query(
+      `insert into team_members (team_id, account_id, role) values ($1, $2, $3)
+       on conflict (team_id, account_id) do update set role = excluded.role`,
+      [teamId, member.id, role],
+    );
+    return { teamId, accountId: member.id, email: member.email, role };
+  }
+
+  private getDummyHash(): Promise<string> {
+    this.dummyHash ??= argon2.hash('not-a-real-password', ARGON2_OPTIONS);
+    return this.dummyHash;
+  }
+}

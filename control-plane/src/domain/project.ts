@@ -1,0 +1,75 @@
+/**
+ * The project aggregate as three pure functions: `initialState`, `decide`
+ * (command + state → events, or an ApiError) and `evolve` (state + event →
+ * state). No I/O: keys and ids arrive inside the command.
+ */
+import {
+  ApiError,
+  notFound,
+  tenantDatabaseName,
+  tenantOwnerRole,
+  type ProjectCommand,
+  type ProjectEvent,
+  type ProjectStatus,
+} from '@baseplane/contracts';
+
+export interface ProjectState {
+  status: ProjectStatus | 'none';
+  name: string | null;
+  teamId: string | null;
+}
+
+export const initialState = (): ProjectState => ({ status: 'none', name: null, teamId: null });
+
+/** Events a command produces (type and data; the handler adds metadata). */
+export type Decision = ProjectEvent[];
+
+function requireLive(state: ProjectState): void {
+  if (state.status === 'none' || state.status === 'deleted') throw notFound('project');
+  if (state.status === 'deleting') throw new ApiError(409, 'already_exists', 'project is being deleted');
+}
+
+export function decide(command: ProjectCommand, state: ProjectState): Decision {
+  switch (command.type) {
+    case 'CreateProject': {
+      if (state.status !== 'none') throw new ApiError(409, 'already_exists', 'project already exists');
+      const { projectId, name, teamId, keys } = command.data;
+      return [{
+        type: 'ProjectCreated',
+        data: { projectId, name, teamId, keys, databaseName: tenantDatabaseName(projectId), ownerRole: tenantOwnerRole(projectId) },
+      }];
+    }
+    case 'DeleteProject':
+      requireLive(state);
+      return [{ type: 'ProjectDeletionRequested', data: { projectId: command.data.projectId } }];
+    case 'RotateApiKey':
+      requireLive(state);
+      return [{ type: 'ApiKeyRotated', data: { ...command.data } }];
+    case 'PingProject':
+      requireLive(state);
+      if (state.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${state.status}`);
+      return [{ type: 'ProjectPinged', data: { projectId: command.data.projectId } }];
+  }
+}
+
+export function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
+  switch (event.type) {
+    case 'ProjectCreated':
+      return { status: 'provisioning', name: event.data.name, teamId: event.data.teamId };
+    case 'ProjectProvisioned':
+      return state.status === 'provisioning' ? { ...state, status: 'active' } : state;
+    case 'ProjectProvisioningFailed':
+      return state.status === 'provisioning' ? { ...state, status: 'failed' } : state;
+    case 'ProjectDeletionRequested':
+      return { ...state, status: 'deleting' };
+    case 'ProjectDeleted':
+      return { ...state, status: 'deleted' };
+    case 'ProjectDeletionFailed':
+      return { ...state, status: 'failed' };
+    case 'ApiKeyRotated':
+    case 'ProjectPinged':
+    case 'ProjectPingApplied':
+    case 'ProjectPingFailed':
+      return state;
+  }
+}

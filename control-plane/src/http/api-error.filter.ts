@@ -1,0 +1,52 @@
+/**
+ * Turns whatever a handler threw into the API.md error shape. Our ApiErrors
+ * pass as they are; Nest's HTTP exceptions keep their status with a stable
+ * code; anything else is a 500 whose details stay in the log.
+ */
+import { Catch, HttpException, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { ApiError, type ErrorBody } from '@baseplane/contracts';
+
+const CODE_OF_STATUS: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'invalid_token',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'invalid_request',
+  413: 'payload_too_large',
+  415: 'invalid_request',
+  429: 'rate_limited',
+};
+
+/** Maps any error (ours, Nest's, Fastify's) to a status and the flat error body. */
+export function toErrorResponse(error: unknown, log: Logger): { status: number; body: ErrorBody } {
+  if (error instanceof ApiError) return { status: error.status, body: error.toBody() };
+  if (error instanceof HttpException) {
+    const status = error.getStatus();
+    const message = status === 404 ? 'no such route' : error.message;
+    return { status, body: { code: CODE_OF_STATUS[status] ?? 'invalid_request', message, details: null, hint: null } };
+  }
+  const fastifyError = error as { statusCode?: number; code?: string; message?: string };
+  if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode < 500) {
+    const status = fastifyError.statusCode;
+    const invalidJson = fastifyError.code === 'FST_ERR_CTP_INVALID_JSON' || fastifyError.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || /JSON/.test(fastifyError.message ?? '');
+    const code = invalidJson ? 'invalid_json' : fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'payload_too_large' : CODE_OF_STATUS[status] ?? 'invalid_request';
+    return { status, body: { code, message: invalidJson ? 'request body is not valid JSON' : 'invalid request', details: null, hint: null } };
+  }
+  log.error({ err: error }, 'unhandled error');
+  return { status: 500, body: { code: 'internal_error', message: 'internal error', details: null, hint: null } };
+}
+
+@Catch()
+export class ApiErrorFilter implements ExceptionFilter {
+  constructor(private readonly log: Logger) {}
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const request = host.switchToHttp().getRequest<FastifyRequest>();
+    const { status, body } = toErrorResponse(error, this.log);
+    if (status >= 500) this.log.warn({ url: request.url, status }, 'request failed');
+    void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
+  }
+}

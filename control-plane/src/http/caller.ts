@@ -1,0 +1,69 @@
+/**
+ * Who is calling the operator API: an operator with a platform JWT, or a
+ * project's service key. The anon key is never enough here.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Pool } from 'pg';
+import { ApiError, hashApiKey, notFound } from '@baseplane/contracts';
+import type { PlatformTokenService } from '../accounts/platform-tokens';
+
+export type Caller =
+  | { kind: 'operator'; accountId: string; email: string }
+  | { kind: 'service'; projectId: string };
+
+export function apiKeyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.apikey;
+  if (typeof header === 'string' && header !== '') return header;
+  const query = (request.query as Record<string, unknown> | undefined)?.apikey;
+  return typeof query === 'string' && query !== '' ? query : undefined;
+}
+
+export class CallerResolver {
+  constructor(private readonly db: Pool, private readonly tokens: PlatformTokenService) {}
+
+  async resolve(request: FastifyRequest): Promise<Caller> {
+    const authorization = request.headers.authorization;
+    if (authorization) {
+      const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+      if (!match) throw new ApiError(401, 'invalid_token', 'Authorization must be "Bearer <token>"');
+      return { kind: 'operator', ...(await this.tokens.verify(match[1]!)) };
+    }
+    const key = apiKeyOf(request);
+    if (!key) throw new ApiError(401, 'invalid_token', 'a platform token (Authorization: Bearer) or a service key (apikey) is required');
+    const hash = hashApiKey(key);
+    const { rows } = await this.db.query<{ id: string; kind: string }>(
+      `select id, case when anon_key_hash = $1 then 'anon' else 'service' end as kind
+       from projects where (anon_key_hash = $1 or service_key_hash = $1) and status <> 'deleted'`,
+      [hash],
+    );
+    const row = rows[0];
+    if (!row) throw new ApiError(401, 'invalid_api_key', 'invalid API key');
+    if (row.kind === 'anon') throw new ApiError(403, 'service_key_required', 'the anon key cannot use the management API; use the service key or a platform token');
+    return { kind: 'service', projectId: row.id };
+  }
+
+  /** An operator is required (project keys cannot create or list projects). */
+  async operator(request: FastifyRequest): Promise<Extract<Caller, { kind: 'operator' }>> {
+    const caller = await this.resolve(request);
+    if (caller.kind !== 'operator') throw new ApiError(403, 'forbidden', 'a platform token is required for this endpoint');
+    return caller;
+  }
+
+  /**
+   * The caller may act on this project: a member of its team, or its own
+   * service key. Another team's member is told 404, as if it did not exist.
+   */
+  async forProject(request: FastifyRequest, projectId: string): Promise<{ caller: Caller; teamId: string }> {
+    const caller = await this.resolve(request);
+    const { rows } = await this.db.query<{ team_id: string }>('select team_id from projects where id = $1', [projectId]);
+    const project = rows[0];
+    if (caller.kind === 'service') {
+      if (caller.projectId !== projectId) throw new ApiError(401, 'invalid_api_key', 'this key belongs to another project');
+      return { caller, teamId: project!.team_id };
+    }
+    if (!project) throw notFound('project');
+    const member = await this.db.query('select 1 from team_members where team_id = $1 and account_id = $2', [project.team_id, caller.accountId]);
+    if (member.rowCount === 0) throw notFound('project');
+    return { caller, teamId: project.team_id };
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Control-plane process: migrates the platform database, starts the
+ * projector/dispatcher subscription and serves the operator API on its
+ * internal port (the gateway routes `/api` here).
+ */
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
+import pino from 'pino';
+import { ConfigError, loadServiceConfig, type ProjectEvent, type RecordedEvent } from '@baseplane/contracts';
+import { AppModule } from './app.module';
+import { ApiErrorFilter, toErrorResponse } from './http/api-error.filter';
+import { migratePlatformDatabase } from './migrate';
+import { Subscription } from './event-store/subscription';
+import { projectProjectEvent } from './projections/project-projection';
+import { WorkflowDispatcher } from './projections/workflow-dispatcher';
+import { OperationWaiter } from './projects/operation-waiter';
+
+async function main(): Promise<void> {
+  const config = loadServiceConfig(process.env, 'CONTROL_PLANE_PORT');
+  const log = pino({ level: config.logLevel, base: { part: 'control-plane' } });
+  const db = new pg.Pool({ connectionString: config.databaseUrl, max: 20 });
+  db.on('error', (err) => log.warn({ err }, 'idle platform connection failed'));
+  const applied = await migratePlatformDatabase(db);
+  if (applied.length) log.info({ applied }, 'platform database migrated');
+
+  const connection = await Connection.connect({ address: config.temporalAddress });
+  const temporal = new Client({ connection, namespace: config.temporalNamespace });
+  const dispatcher = new WorkflowDispatcher(temporal);
+  const subscription = new Subscription(
+    db,
+    'control-plane',
+    async (event, tx) => {
+      await projectProjectEvent(event as RecordedEvent<ProjectEvent>, tx);
+      await dispatcher.dispatch(event as RecordedEvent<{ type: string; data: { projectId?: string } }>);
+    },
+    { log },
+  );
+  const waiter = new OperationWaiter(db);
+  await waiter.start();
+
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.register({ config, db, temporal, waiter }),
+    new FastifyAdapter({ bodyLimit: 1024 * 1024 }),
+    { logger: ['error', 'warn'] },
+  );
+  app.useGlobalFilters(new ApiErrorFilter(log));
+  app.getHttpAdapter().getInstance().setErrorHandler((error, _request, reply) => {
+    const { status, body } = toErrorResponse(error, log);
+    void reply.status(status).send(body);
+  });
+  await app.listen(config.listenPort, '127.0.0.1');
+  subscription.start();
+  log.info({ port: config.listenPort }, 'control plane listening');
+
+  const shutdown = async () => {
+    await subscription.stop();
+    await app.close();
+    await waiter.stop();
+    await connection.close();
+    await db.end();
+    process.exit(0);
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}
+
+main().catch((error) => {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+  } else {
+    console.error('control plane failed to start:', error instanceof Error ? error.message : error);
+  }
+  process.exit(1);
+});

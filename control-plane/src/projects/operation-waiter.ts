@@ -1,0 +1,80 @@
+/**
+ * Lets a request wait for its operation to finish (the *Waiting* rule of
+ * API.md): one LISTEN connection per process on `baseplane_operations`, with
+ * a slow poll as a safety net for a lost notification.
+ */
+import type { Pool, PoolClient } from 'pg';
+import type { OperationRecord } from '@baseplane/contracts';
+
+interface OperationRow {
+  id: string;
+  command: string;
+  status: OperationRecord['status'];
+  workflow_id: string | null;
+  started_at: Date;
+  finished_at: Date | null;
+  error: unknown;
+}
+
+export const toOperation = (row: OperationRow): OperationRecord => ({
+  id: row.id,
+  command: row.command,
+  status: row.status,
+  workflowId: row.workflow_id,
+  startedAt: row.started_at.toISOString(),
+  finishedAt: row.finished_at?.toISOString() ?? null,
+  error: row.error ?? null,
+});
+
+export const OPERATION_COLUMNS = 'id, command, status, workflow_id, started_at, finished_at, error';
+
+export class OperationWaiter {
+  private listener: PoolClient | undefined;
+  private readonly waiting = new Map<string, Set<() => void>>();
+
+  constructor(private readonly db: Pool) {}
+
+  async start(): Promise<void> {
+    this.listener = await this.db.connect();
+    this.listener.on('notification', (message) => {
+      for (const wake of this.waiting.get(message.payload ?? '') ?? []) wake();
+    });
+    await this.listener.query('listen baseplane_operations');
+  }
+
+  async stop(): Promise<void> {
+    this.listener?.release(true);
+    this.listener = undefined;
+  }
+
+  async find(operationId: string): Promise<OperationRecord | undefined> {
+    const { rows } = await this.db.query<OperationRow>(`select ${OPERATION_COLUMNS} from operations where id = $1`, [operationId]);
+    return rows[0] && toOperation(rows[0]);
+  }
+
+  /** Resolves with the operation once finished, or with its current state after `timeoutMs`. */
+  async wait(operationId: string, timeoutMs: number): Promise<OperationRecord | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    let wake: () => void = () => undefined;
+    const set = this.waiting.get(operationId) ?? new Set();
+    this.waiting.set(operationId, set);
+    try {
+      for (;;) {
+        const signalled = new Promise<void>((resolve) => {
+          wake = resolve;
+          set.add(resolve);
+        });
+        // Checked after registering, so a notification between the two is not lost.
+        const operation = await this.find(operationId);
+        if (operation && (operation.status === 'succeeded' || operation.status === 'failed')) return operation;
+        const left = deadline - Date.now();
+        if (left <= 0) return operation;
+        await Promise.race([signalled, new Promise((resolve) => setTimeout(resolve, Math.min(left, 1000)))]);
+        set.delete(wake);
+      }
+    } finally {
+      set.delete(wake);
+      if (set.size === 0) this.waiting.delete(operationId);
+    }
+  }
+}

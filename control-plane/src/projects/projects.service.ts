@@ -1,0 +1,154 @@
+/**
+ * Project use cases: each resolves the caller, authorises, sends a command
+ * through the bus, and waits for its operation as API.md's *Waiting* rule says.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CommandBus } from '@nestjs/cqrs';
+import type { Pool } from 'pg';
+import {
+  ApiError,
+  notFound,
+  projectStreamId,
+  type KeyKind,
+  type OperationRecord,
+  type ProjectCommand,
+  type ProjectRecord,
+  type ProjectStatus,
+} from '@baseplane/contracts';
+import type { EventStore } from '../event-store/event-store';
+import type { PlatformSecrets } from '../accounts/secrets';
+import type { Caller } from '../http/caller';
+import { ExecuteProjectCommand } from './project-command';
+import { OPERATION_COLUMNS, toOperation, type OperationWaiter } from './operation-waiter';
+
+export const WAIT_LIMIT_MS = 30_000;
+
+interface ProjectRow {
+  id: string;
+  name: string;
+  team_id: string;
+  status: ProjectStatus;
+  status_detail: string | null;
+  anon_key_cipher: string;
+  service_key_cipher: string;
+  created_at: Date;
+}
+
+/** What a command answered: done (with the operation) or still going (202). */
+export type CommandOutcome = { done: true; operation: OperationRecord } | { done: false; operation: OperationRecord | undefined; operationId: string };
+
+export class ProjectsService {
+  constructor(
+    private readonly db: Pool,
+    private readonly store: EventStore,
+    private readonly commands: CommandBus,
+    private readonly waiter: OperationWaiter,
+    private readonly secrets: PlatformSecrets,
+    private readonly publicUrl: string,
+  ) {}
+
+  /** Sends a command and waits (unless `async`) for the operation it starts. */
+  async run(command: ProjectCommand, caller: Caller, async: boolean): Promise<CommandOutcome> {
+    const operationId = randomUUID();
+    const actor = caller.kind === 'operator' ? `operator:${caller.accountId}` : `service-key:${caller.projectId}`;
+    await this.commands.execute(new ExecuteProjectCommand(command, { actor, correlationId: operationId, causationId: null }));
+    const operation = await this.waiter.wait(operationId, async ? 0 : WAIT_LIMIT_MS);
+    if (operation?.status === 'failed') {
+      throw new ApiError(422, 'apply_failed', `${operation.command} failed when applied`, operation.error, `see GET /api/projects/${command.data.projectId}/operations/${operationId}`);
+    }
+    if (operation?.status === 'succeeded') return { done: true, operation };
+    return { done: false, operation, operationId };
+  }
+
+  async create(caller: Extract<Caller, { kind: 'operator' }>, name: string, teamId: string, async: boolean) {
+    const projectId = randomUUID();
+    const anon = this.secrets.mintApiKey('anon');
+    const service = this.secrets.mintApiKey('service');
+    const outcome = await this.run(
+      { type: 'CreateProject', data: { projectId, name: name.trim(), teamId, keys: { anon: anon.stored, service: service.stored } } },
+      caller,
+      async,
+    );
+    return { outcome, projectId };
+  }
+
+  async rotateKey(caller: Caller, projectId: string, kind: KeyKind) {
+    const key = this.secrets.mintApiKey(kind);
+    await this.run({ type: 'RotateApiKey', data: { projectId, kind, key: key.stored } }, caller, false);
+    return this.keys(projectId);
+  }
+
+  async get(projectId: string, showKeys: boolean): Promise<ProjectRecord> {
+    const { rows } = await this.db.query<ProjectRow>('select * from projects where id = $1', [projectId]);
+    if (!rows[0]) throw notFound('project');
+    return this.toRecord(rows[0], showKeys);
+  }
+
+  async list(accountId: string, teamId: string | undefined): Promise<ProjectRecord[]> {
+    const { rows } = await this.db.query<ProjectRow>(
+      `select p.* from projects p join team_members m on m.team_id = p.team_id and m.account_id = $1
+       where ($2::uuid is null or p.team_id = $2) and p.status <> 'deleted'
+       order by p.created_at, p.id`,
+      [accountId, teamId ?? null],
+    );
+    return rows.map((r) => this.toRecord(r, true));
+  }
+
+  async keys(projectId: string): Promise<{ anonKey: string; serviceKey: string }> {
+    const record = await this.get(projectId, true);
+    return { anonKey: record.anonKey!, serviceKey: record.serviceKey! };
+  }
+
+  async events(projectId: string, after: number, limit: number) {
+    const events = await this.store.readStream(projectStreamId(projectId), after);
+    return {
+      events: events.slice(0, limit).map((e) => ({
+        version: e.version,
+        globalPosition: e.globalPosition,
+        type: e.type,
+        data: redactKeys(e.data),
+        metadata: { actor: e.metadata.actor, at: e.metadata.at, correlationId: e.metadata.correlationId, causationId: e.metadata.causationId },
+      })),
+    };
+  }
+
+  async operations(projectId: string): Promise<OperationRecord[]> {
+    const { rows } = await this.db.query(`select ${OPERATION_COLUMNS} from operations where project_id = $1 order by started_at, stream_version`, [projectId]);
+    return rows.map(toOperation);
+  }
+
+  async operation(projectId: string, operationId: string): Promise<OperationRecord> {
+    const { rows } = await this.db.query(`select ${OPERATION_COLUMNS} from operations where project_id = $1 and id = $2`, [projectId, operationId]);
+    if (!rows[0]) throw notFound('operation');
+    return toOperation(rows[0]);
+  }
+
+  private toRecord(row: ProjectRow, showKeys: boolean): ProjectRecord {
+    const live = row.status !== 'deleted';
+    return {
+      id: row.id,
+      name: row.name,
+      teamId: row.team_id,
+      status: row.status,
+      statusDetail: row.status_detail,
+      anonKey: showKeys && live ? this.secrets.decrypt(row.anon_key_cipher) : null,
+      serviceKey: showKeys && live ? this.secrets.decrypt(row.service_key_cipher) : null,
+      restUrl: `${this.publicUrl}/rest/v1`,
+      authUrl: `${this.publicUrl}/rest/v1/auth`,
+      createdAt: row.created_at.toISOString(),
+    };
+  }
+}
+
+/** History shows that keys were issued, never the (encrypted) keys themselves. */
+function redactKeys(data: unknown): unknown {
+  if (!data || typeof data !== 'object') return data;
+  const copy: Record<string, unknown> = { ...(data as Record<string, unknown>) };
+  const seal = (k: unknown) => (k && typeof k === 'object' ? { hash: (k as { hash: string }).hash, cipher: '[encrypted]' } : k);
+  if (copy.keys && typeof copy.keys === 'object') {
+    const keys = copy.keys as Record<string, unknown>;
+    copy.keys = Object.fromEntries(Object.entries(keys).map(([kind, k]) => [kind, seal(k)]));
+  }
+  if (copy.key) copy.key = seal(copy.key);
+  return copy;
+}

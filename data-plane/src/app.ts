@@ -1,0 +1,43 @@
+/**
+ * The data plane's HTTP application: the same routes under `/rest/v1` and
+ * its alias `/api/rest/v1`, errors in the API.md shape.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { ApiError } from '@baseplane/contracts';
+import type { ProjectDirectory } from './directory/project-directory';
+import { bindRestRoot } from './http/rest-root';
+
+export interface DataPlaneDependencies {
+  directory: ProjectDirectory;
+  publicUrl: string;
+  log: Logger;
+}
+
+export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
+  const app = Fastify({ loggerInstance: deps.log as FastifyBaseLogger, disableRequestLogging: true, bodyLimit: 10 * 1024 * 1024 });
+
+  app.get('/healthz', async (_request, reply) => {
+    if (!deps.directory.ready) return reply.status(503).send({ status: 'unavailable', pid: process.pid });
+    return { status: 'ok', pid: process.pid };
+  });
+
+  for (const prefix of ['/rest/v1', '/api/rest/v1']) {
+    void app.register(async (scope) => bindRestRoot(scope, deps.directory, deps.publicUrl), { prefix });
+  }
+
+  app.setNotFoundHandler((_request, reply) => {
+    void reply.status(404).send(new ApiError(404, 'not_found', 'no such route').toBody());
+  });
+  app.setErrorHandler((error, _request, reply) => {
+    if (error instanceof ApiError) return reply.status(error.status).send(error.toBody());
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status && status < 500) {
+      const invalidJson = /JSON/i.test((error as Error).message);
+      return reply.status(status).send(new ApiError(status, invalidJson ? 'invalid_json' : 'invalid_request', invalidJson ? 'request body is not valid JSON' : 'invalid request').toBody());
+    }
+    deps.log.error({ err: error }, 'unhandled error');
+    return reply.status(500).send(new ApiError(500, 'internal_error', 'internal error').toBody());
+  });
+  return app;
+}

@@ -1,0 +1,159 @@
+/**
+ * The data plane's directory of projects: API-key hash → project, and each
+ * project's status. Rebuilt in memory from the event stream and kept current
+ * by following it (woken by LISTEN/NOTIFY), so a rotated key stops working as
+ * soon as the rotation is recorded. Stateless: every replica builds its own.
+ */
+import type { Pool, PoolClient } from 'pg';
+import type { Logger } from 'pino';
+import type { KeyKind, ProjectEvent, ProjectStatus } from '@baseplane/contracts';
+
+export interface DirectoryEntry {
+  projectId: string;
+  name: string;
+  status: ProjectStatus;
+  databaseName: string;
+  keyHashes: Record<KeyKind, string>;
+}
+
+export interface KeyMatch {
+  project: DirectoryEntry;
+  kind: KeyKind;
+}
+
+const POLL_MS = 1000;
+
+export class ProjectDirectory {
+  private readonly projects = new Map<string, DirectoryEntry>();
+  private readonly byKeyHash = new Map<string, KeyMatch>();
+  private position = 0;
+  private running = false;
+  private listener: PoolClient | undefined;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private caughtUpOnce = false;
+
+  constructor(private readonly db: Pool, private readonly log: Logger) {}
+
+  /** Builds the directory from the whole stream, then keeps following it. */
+  async start(): Promise<void> {
+    this.running = true;
+    await this.catchUp();
+    this.caughtUpOnce = true;
+    this.loop = this.follow();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+  }
+
+  get ready(): boolean {
+    return this.caughtUpOnce;
+  }
+
+  lookupKey(keyHash: string): KeyMatch | undefined {
+    return this.byKeyHash.get(keyHash);
+  }
+
+  project(projectId: string): DirectoryEntry | undefined {
+    return this.projects.get(projectId);
+  }
+
+  private async follow(): Promise<void> {
+    while (this.running) {
+      try {
+        if (!this.listener) {
+          this.listener = await this.db.connect();
+          this.listener.on('notification', () => this.wake?.());
+          this.listener.on('error', () => this.dropListener());
+          await this.listener.query('listen baseplane_events');
+        }
+        await this.catchUp();
+      } catch (error) {
+        this.log.warn({ err: error }, 'directory follow failed; retrying');
+        this.dropListener();
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, POLL_MS);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    this.dropListener();
+  }
+
+  private dropListener(): void {
+    this.listener?.release(true);
+    this.listener = undefined;
+  }
+
+  private async catchUp(): Promise<void> {
+    for (;;) {
+      const { rows } = await this.db.query<{ global_position: string; type: ProjectEvent['type']; data: ProjectEvent['data'] }>(
+        `select global_position, type, data from events where global_position > $1 and stream_id like 'project-%'
+         order by global_position limit 1000`,
+        [this.position],
+      );
+      for (const row of rows) {
+        this.apply({ type: row.type, data: row.data } as ProjectEvent);
+        this.position = Number(row.global_position);
+      }
+      if (rows.length < 1000) return;
+    }
+  }
+
+  private apply(event: ProjectEvent): void {
+    const setStatus = (status: ProjectStatus) => {
+      const project = this.projects.get(event.data.projectId);
+      if (project) project.status = status;
+    };
+    switch (event.type) {
+      case 'ProjectCreated': {
+        const d = event.data;
+        const entry: DirectoryEntry = {
+          projectId: d.projectId,
+          name: d.name,
+          status: 'provisioning',
+          databaseName: d.databaseName,
+          keyHashes: { anon: d.keys.anon.hash, service: d.keys.service.hash },
+        };
+        this.projects.set(d.projectId, entry);
+        this.byKeyHash.set(d.keys.anon.hash, { project: entry, kind: 'anon' });
+        this.byKeyHash.set(d.keys.service.hash, { project: entry, kind: 'service' });
+        break;
+      }
+      case 'ApiKeyRotated': {
+        const project = this.projects.get(event.data.projectId);
+        if (!project) break;
+        this.byKeyHash.delete(project.keyHashes[event.data.kind]);
+        project.keyHashes[event.data.kind] = event.data.key.hash;
+        this.byKeyHash.set(event.data.key.hash, { project, kind: event.data.kind });
+        break;
+      }
+      case 'ProjectProvisioned':
+        setStatus('active');
+        break;
+      case 'ProjectProvisioningFailed':
+      case 'ProjectDeletionFailed':
+        setStatus('failed');
+        break;
+      case 'ProjectDeletionRequested':
+        setStatus('deleting');
+        break;
+      case 'ProjectDeleted': {
+        setStatus('deleted');
+        const project = this.projects.get(event.data.projectId);
+        if (project) for (const hash of Object.values(project.keyHashes)) this.byKeyHash.delete(hash);
+        break;
+      }
+      case 'ProjectPinged':
+      case 'ProjectPingApplied':
+      case 'ProjectPingFailed':
+        break;
+    }
+  }
+}

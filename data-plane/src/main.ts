@@ -1,0 +1,34 @@
+/**
+ * Data-plane process: builds the project directory from the event stream and
+ * serves the application API on its internal port. Run any number of these.
+ */
+import pg from 'pg';
+import pino from 'pino';
+import { ConfigError, loadServiceConfig } from '@baseplane/contracts';
+import { ProjectDirectory } from './directory/project-directory';
+import { buildDataPlane } from './app';
+
+async function main(): Promise<void> {
+  const config = loadServiceConfig(process.env, 'DATA_PLANE_PORT');
+  const log = pino({ level: config.logLevel, base: { part: 'data-plane' } });
+  const platformDb = new pg.Pool({ connectionString: config.databaseUrl, max: 4 });
+  platformDb.on('error', (err) => log.warn({ err }, 'idle platform connection failed'));
+  const directory = new ProjectDirectory(platformDb, log);
+  await directory.start();
+  const app = buildDataPlane({ directory, publicUrl: config.publicUrl, log });
+  await app.listen({ port: config.listenPort, host: '127.0.0.1' });
+  log.info({ port: config.listenPort }, 'data plane listening');
+  const shutdown = async () => {
+    await app.close();
+    await directory.stop();
+    await platformDb.end();
+    process.exit(0);
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}
+
+main().catch((error) => {
+  console.error(error instanceof ConfigError ? error.message : `data plane failed: ${error instanceof Error ? error.message : error}`);
+  process.exit(1);
+});

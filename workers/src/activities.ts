@@ -1,0 +1,206 @@
+/**
+ * Activities: the side effects of applying project events to the tenant
+ * cluster. Each checks whether its effect already exists before acting, so a
+ * retry after a crash is a no-op, and logs to the ledger what it performed.
+ */
+import { heartbeat } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import pg from 'pg';
+import {
+  APPLIED_BY_WORKFLOW,
+  AUTHENTICATOR_PASSWORD_PURPOSE,
+  deriveSecret,
+  ownerPasswordPurpose,
+  tenantDatabaseName,
+  tenantOwnerRole,
+  type ProjectEvent,
+} from '@baseplane/contracts';
+import type { PlatformStore } from './platform-store';
+import { apiRolesSql, createDatabaseSql, createOwnerRoleSql, databaseAccessSql, installSchemaSql } from './tenant-sql';
+
+export interface ActivityDependencies {
+  platform: PlatformStore;
+  /** Superuser pool on the tenant cluster's maintenance database. */
+  tenantAdmin: pg.Pool;
+  /** Superuser connection string of the tenant cluster, pointing at any database. */
+  tenantAdminUrl: string;
+  platformSecret: string;
+}
+
+export interface EventRef {
+  projectId: string;
+  version: number;
+}
+
+export interface PendingEvent {
+  version: number;
+  type: ProjectEvent['type'];
+  correlationId: string;
+}
+
+export type OutcomeType = 'ProjectProvisioned' | 'ProjectProvisioningFailed' | 'ProjectDeleted' | 'ProjectDeletionFailed' | 'ProjectPingApplied' | 'ProjectPingFailed';
+const FAILURE_OUTCOMES: ReadonlySet<OutcomeType> = new Set(['ProjectProvisioningFailed', 'ProjectDeletionFailed', 'ProjectPingFailed']);
+
+export interface Outcome extends EventRef {
+  type: OutcomeType;
+  correlationId: string;
+  reason?: string;
+}
+
+/** Keeps Temporal informed while a statement runs, so a dead worker is noticed within the heartbeat timeout. */
+async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
+  heartbeat();
+  const timer = setInterval(() => heartbeat(), 1000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+const DUPLICATE = new Set(['42710', '42P04', '23505']);
+
+/**
+ * A database error that retrying cannot fix (bad SQL, a constraint, no
+ * privilege) becomes a non-retryable failure carrying PostgreSQL's words;
+ * anything else (connection lost, server restarting) is retried.
+ */
+export function classifyError(error: unknown): unknown {
+  const e = error as { code?: string; message?: string; detail?: string; hint?: string };
+  if (typeof e.code === 'string' && /^(22|23|42|2B|3F|0A)/.test(e.code)) {
+    return ApplicationFailure.nonRetryable(e.message ?? 'database error', 'DatabaseError', { code: e.code, detail: e.detail ?? null, hint: e.hint ?? null });
+  }
+  return error;
+}
+
+/** Wraps each activity so database errors are classified in one place. */
+function classified<T extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: T): T {
+  return Object.fromEntries(
+    Object.entries(activities).map(([name, fn]) => [
+      name,
+      async (...args: never[]) => {
+        try {
+          return await fn(...args);
+        } catch (error) {
+          throw classifyError(error);
+        }
+      },
+    ]),
+  ) as T;
+}
+
+export function createActivities(deps: ActivityDependencies) {
+  const { platform, tenantAdmin } = deps;
+
+  async function tenantClient(projectId: string): Promise<pg.Client> {
+    const url = new URL(deps.tenantAdminUrl);
+    url.pathname = `/${tenantDatabaseName(projectId)}`;
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    return client;
+  }
+
+  async function exists(sql: string, value: string): Promise<boolean> {
+    return ((await tenantAdmin.query(sql, [value])).rowCount ?? 0) > 0;
+  }
+
+  return classified({
+    /** Which events between two stream versions need applying, in stream order. */
+    async loadPendingEvents(input: { projectId: string; afterVersion: number; upToVersion: number }): Promise<PendingEvent[]> {
+      const events = await platform.readStream(input.projectId, input.afterVersion, input.upToVersion);
+      return events
+        .filter((e) => APPLIED_BY_WORKFLOW.has(e.type))
+        .map((e) => ({ version: e.version, type: e.type, correlationId: e.metadata.correlationId }));
+    },
+
+    async ensureApiRoles(): Promise<void> {
+      const password = deriveSecret(deps.platformSecret, AUTHENTICATOR_PASSWORD_PURPOSE);
+      for (const sql of apiRolesSql(password)) {
+        try {
+          await tenantAdmin.query(sql);
+        } catch (error) {
+          // Two projects provisioning at once may both create a role: the loser is fine.
+          if (!DUPLICATE.has((error as { code?: string }).code ?? '')) throw error;
+        }
+      }
+    },
+
+    async createOwnerRole({ projectId, version }: EventRef): Promise<void> {
+      const role = tenantOwnerRole(projectId);
+      if (await exists('select 1 from pg_roles where rolname = $1', role)) return;
+      await platform.recordStep(projectId, version, 'createOwnerRole');
+      await tenantAdmin.query(createOwnerRoleSql(role, deriveSecret(deps.platformSecret, ownerPasswordPurpose(projectId))));
+    },
+
+    async createDatabase({ projectId, version }: EventRef): Promise<void> {
+      const name = tenantDatabaseName(projectId);
+      await withHeartbeat(async () => {
+        if (!(await exists('select 1 from pg_database where datname = $1', name))) {
+          await platform.recordStep(projectId, version, 'createDatabase');
+          await tenantAdmin.query(createDatabaseSql(name, tenantOwnerRole(projectId)));
+        }
+        for (const sql of databaseAccessSql(name, tenantOwnerRole(projectId))) await tenantAdmin.query(sql);
+      });
+    },
+
+    async installTenantSchema({ projectId, version }: EventRef): Promise<void> {
+      const client = await tenantClient(projectId);
+      try {
+        await client.query('begin');
+        // Serialises concurrent attempts; the marker then tells whether this version is in.
+        await client.query('select pg_advisory_xact_lock(7011002)');
+        const { rows } = await client.query<{ installed: boolean }>(`select to_regclass('baseplane_meta.applied') is not null as installed`);
+        if (rows[0]!.installed) {
+          const marker = await client.query<{ version: number }>('select version from baseplane_meta.applied');
+          if ((marker.rows[0]?.version ?? 0) >= version) {
+            await client.query('rollback');
+            return;
+          }
+        }
+        for (const sql of installSchemaSql(tenantOwnerRole(projectId), version)) await client.query(sql);
+        await platform.recordStep(projectId, version, 'installTenantSchema');
+        await client.query('commit');
+      } catch (error) {
+        await client.query('rollback').catch(() => undefined);
+        throw error;
+      } finally {
+        await client.end();
+      }
+    },
+
+    /** Applies a no-op: moves the applied-version marker, proving the tenant is reachable. */
+    async applyPing({ projectId, version }: EventRef): Promise<void> {
+      const client = await tenantClient(projectId);
+      try {
+        await client.query('update baseplane_meta.applied set version = greatest(version, $1)', [version]);
+      } finally {
+        await client.end();
+      }
+    },
+
+    async dropDatabase({ projectId, version }: EventRef): Promise<void> {
+      const name = tenantDatabaseName(projectId);
+      const role = tenantOwnerRole(projectId);
+      await withHeartbeat(async () => {
+        if (await exists('select 1 from pg_database where datname = $1', name)) {
+          await platform.recordStep(projectId, version, 'dropDatabase');
+          await tenantAdmin.query(`drop database if exists "${name}" with (force)`);
+        }
+        if (await exists('select 1 from pg_roles where rolname = $1', role)) {
+          await platform.recordStep(projectId, version, 'dropOwnerRole');
+          await tenantAdmin.query(`drop role if exists "${role}"`);
+        }
+      });
+    },
+
+    async recordOutcome(outcome: Outcome): Promise<void> {
+      const base = { projectId: outcome.projectId, causationVersion: outcome.version };
+      const event = (FAILURE_OUTCOMES.has(outcome.type)
+        ? { type: outcome.type, data: { ...base, reason: outcome.reason ?? 'unknown error' } }
+        : { type: outcome.type, data: base }) as ProjectEvent & { data: { causationVersion: number } };
+      await platform.appendOutcome(outcome.projectId, event, outcome.correlationId);
+    },
+  });
+}
+
+export type Activities = ReturnType<typeof createActivities>;

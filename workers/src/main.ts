@@ -1,0 +1,85 @@
+/**
+ * Worker process: runs project workflows and their activities on the
+ * project task queue, and answers `GET /healthz` (with its pid) on its
+ * internal port once polling.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Runtime, Worker, bundleWorkflowCode, makeTelemetryFilterString } from '@temporalio/worker';
+import pg from 'pg';
+import pino from 'pino';
+import { ConfigError, PROJECT_TASK_QUEUE, loadServiceConfig } from '@baseplane/contracts';
+import { createActivities } from './activities';
+import { PlatformStore } from './platform-store';
+
+const WORKFLOWS = fileURLToPath(new URL('./workflows.ts', import.meta.url));
+
+/**
+ * Bundling workflows with webpack takes seconds; the bundle is cached in
+ * DATA_DIR under a hash of the sources it is made from, so a restarted
+ * worker is polling again at once.
+ */
+async function workflowBundle(dataDir: string, log: pino.Logger): Promise<{ code: string }> {
+  const sources = [WORKFLOWS, fileURLToPath(new URL('./activities.ts', import.meta.url)), fileURLToPath(new URL('../../contracts/src/workflows.ts', import.meta.url))];
+  const hash = createHash('sha256');
+  for (const file of sources) hash.update(await readFile(file));
+  const file = path.join(dataDir, 'cache', `workflows-${hash.digest('hex').slice(0, 16)}.js`);
+  try {
+    return { code: await readFile(file, 'utf8') };
+  } catch {
+    const started = Date.now();
+    const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS, logger: undefined });
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(`${file}.tmp`, bundle.code);
+    await rename(`${file}.tmp`, file);
+    log.info({ ms: Date.now() - started }, 'workflow bundle built');
+    return bundle;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = loadServiceConfig(process.env, 'WORKER_PORT');
+  const log = pino({ level: config.logLevel, base: { part: 'worker' } });
+  Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
+
+  const platformDb = new pg.Pool({ connectionString: config.databaseUrl, max: 5 });
+  const tenantAdmin = new pg.Pool({ connectionString: config.tenantDatabaseUrl, max: 5 });
+  for (const pool of [platformDb, tenantAdmin]) pool.on('error', (err) => log.warn({ err }, 'idle connection failed'));
+
+  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: PROJECT_TASK_QUEUE,
+    workflowBundle: await workflowBundle(path.resolve(config.dataDir), log),
+    activities: createActivities({
+      platform: new PlatformStore(platformDb),
+      tenantAdmin,
+      tenantAdminUrl: config.tenantDatabaseUrl,
+      platformSecret: config.platformSecret,
+    }),
+  });
+
+  const health = createServer((request, response) => {
+    const ok = request.url === '/healthz' && worker.getState() === 'RUNNING';
+    response.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ status: ok ? 'ok' : 'unavailable', state: worker.getState(), pid: process.pid }));
+  });
+  await new Promise<void>((resolve) => health.listen(config.listenPort, '127.0.0.1', resolve));
+
+  process.once('SIGTERM', () => worker.shutdown());
+  process.once('SIGINT', () => worker.shutdown());
+  log.info({ taskQueue: PROJECT_TASK_QUEUE }, 'worker polling');
+  await worker.run();
+  health.close();
+  await connection.close();
+  await Promise.all([platformDb.end(), tenantAdmin.end()]);
+}
+
+main().catch((error) => {
+  console.error(error instanceof ConfigError ? error.message : `worker failed: ${error instanceof Error ? error.message : error}`);
+  process.exit(1);
+});

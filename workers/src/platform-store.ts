@@ -1,0 +1,54 @@
+/**
+ * The worker's view of the platform database: read a project's stream,
+ * append outcome events (through the same SQL function as the control plane,
+ * so the expected-version rule is one), and write the side-effect ledger.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import { EVENT_SCHEMA_VERSIONS, projectStreamId, type EventMetadata, type ProjectEvent, type ProjectEventType } from '@baseplane/contracts';
+
+export interface StreamEvent {
+  version: number;
+  type: ProjectEventType;
+  data: Record<string, unknown>;
+  metadata: EventMetadata;
+}
+
+export class PlatformStore {
+  constructor(private readonly db: Pool) {}
+
+  async readStream(projectId: string, afterVersion: number, upToVersion: number): Promise<StreamEvent[]> {
+    const { rows } = await this.db.query<{ stream_version: number; type: ProjectEventType; data: Record<string, unknown>; metadata: EventMetadata }>(
+      `select stream_version, type, data, metadata from events
+       where stream_id = $1 and stream_version > $2 and stream_version <= $3 order by stream_version`,
+      [projectStreamId(projectId), afterVersion, upToVersion],
+    );
+    return rows.map((r) => ({ version: r.stream_version, type: r.type, data: r.data, metadata: r.metadata }));
+  }
+
+  /** Appends an outcome event unless one of that type for that cause is already there (a retried activity). */
+  async appendOutcome(projectId: string, event: ProjectEvent & { data: { causationVersion: number } }, correlationId: string): Promise<void> {
+    const streamId = projectStreamId(projectId);
+    const existing = await this.db.query(
+      `select 1 from events where stream_id = $1 and type = $2 and (data->>'causationVersion')::int = $3`,
+      [streamId, event.type, event.data.causationVersion],
+    );
+    if (existing.rowCount) return;
+    const metadata: EventMetadata = {
+      actor: 'worker',
+      at: new Date().toISOString(),
+      correlationId,
+      causationId: `${streamId}@${event.data.causationVersion}`,
+      schemaVersion: EVENT_SCHEMA_VERSIONS[event.type],
+    };
+    await this.db.query('select append_to_stream($1, null, $2::jsonb)', [
+      streamId,
+      JSON.stringify([{ eventId: randomUUID(), type: event.type, data: event.data, metadata }]),
+    ]);
+  }
+
+  /** Records that a step is about to perform its side effect (it was not found already done). */
+  async recordStep(projectId: string, version: number, step: string): Promise<void> {
+    await this.db.query('insert into activity_ledger (project_id, stream_version, step) values ($1, $2, $3)', [projectId, version, step]);
+  }
+}

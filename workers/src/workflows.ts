@@ -1,0 +1,100 @@
+/**
+ * The project workflow: one long-lived workflow per project (an entity
+ * workflow). Signals say how far the project's stream has grown; it applies
+ * the pending events in stream order, one outcome event each, and ends when
+ * the project is deleted. Deterministic: activity types only, no I/O.
+ */
+import { ActivityFailure, ApplicationFailure, condition, continueAsNew, defineSignal, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { ApplySignal, ProjectWorkflowInput } from '@baseplane/contracts';
+import type { Activities, EventRef, PendingEvent } from './activities';
+
+const applySignal = defineSignal<[ApplySignal]>('apply');
+
+/** Reading the stream: local, fast, retried until the platform database answers. */
+const reader = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '100ms', maximumInterval: '5s' },
+});
+
+/** Changes to the tenant cluster: heartbeats notice a dead worker in seconds; bounded retries. */
+const tenant = proxyActivities<Activities>({
+  startToCloseTimeout: '5m',
+  heartbeatTimeout: '3s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 8 },
+});
+
+/** Recording an outcome must eventually succeed: retried without limit. */
+const recorder = proxyActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '200ms', maximumInterval: '10s' },
+});
+
+function reasonOf(error: unknown): string {
+  let cause: unknown = error;
+  while (cause instanceof ActivityFailure && cause.cause) cause = cause.cause;
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+type Applied = 'continue' | 'deleted';
+
+async function applyEvent(projectId: string, event: PendingEvent): Promise<Applied> {
+  const ref: EventRef = { projectId, version: event.version };
+  const record = (type: Parameters<Activities['recordOutcome']>[0]['type'], reason?: string) =>
+    recorder.recordOutcome({ ...ref, type, correlationId: event.correlationId, ...(reason === undefined ? {} : { reason }) });
+  switch (event.type) {
+    case 'ProjectCreated':
+      try {
+        await tenant.ensureApiRoles();
+        await tenant.createOwnerRole(ref);
+        await tenant.createDatabase(ref);
+        await tenant.installTenantSchema(ref);
+        await record('ProjectProvisioned');
+      } catch (error) {
+        if (!(error instanceof ActivityFailure)) throw error;
+        await record('ProjectProvisioningFailed', reasonOf(error));
+      }
+      return 'continue';
+    case 'ProjectPinged':
+      try {
+        await tenant.applyPing(ref);
+        await record('ProjectPingApplied');
+      } catch (error) {
+        if (!(error instanceof ActivityFailure)) throw error;
+        // A ping that cannot reach the tenant fails its operation and leaves the project as it is.
+        await record('ProjectPingFailed', reasonOf(error));
+      }
+      return 'continue';
+    case 'ProjectDeletionRequested':
+      try {
+        await tenant.dropDatabase(ref);
+        await record('ProjectDeleted');
+        return 'deleted';
+      } catch (error) {
+        if (!(error instanceof ActivityFailure)) throw error;
+        await record('ProjectDeletionFailed', reasonOf(error));
+        return 'continue';
+      }
+    default:
+      throw ApplicationFailure.nonRetryable(`no way to apply ${event.type}`);
+  }
+}
+
+export async function projectWorkflow(input: ProjectWorkflowInput): Promise<void> {
+  let target = input.appliedVersion;
+  let applied = input.appliedVersion;
+  setHandler(applySignal, ({ version }) => {
+    if (version > target) target = version;
+  });
+  for (;;) {
+    await condition(() => target > applied);
+    const upToVersion = target;
+    const pending = await reader.loadPendingEvents({ projectId: input.projectId, afterVersion: applied, upToVersion });
+    for (const event of pending) {
+      if ((await applyEvent(input.projectId, event)) === 'deleted') return;
+    }
+    applied = upToVersion;
+    if (target === applied && workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<typeof projectWorkflow>({ projectId: input.projectId, appliedVersion: applied });
+    }
+  }
+}
