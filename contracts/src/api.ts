@@ -7,7 +7,7 @@ import { Type, type Static } from '@sinclair/typebox';
 const Email = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$' });
 const Password = Type.String({ minLength: 8, maxLength: 1024 });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
-const Uuid = Type.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' });
+const Uuid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' });
 
 export const PlatformSignupBody = Type.Object(
   { email: Email, password: Password, name: Type.Optional(Name) },

@@ -15,7 +15,8 @@ export interface DataPlaneDependencies {
 }
 
 export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
-  const app = Fastify({ loggerInstance: deps.log as FastifyBaseLogger, disableRequestLogging: true, bodyLimit: 10 * 1024 * 1024 });
+  // Request lines are logged at info by Fastify; the hot path keeps only warnings.
+  const app = Fastify({ loggerInstance: deps.log.child({}, { level: 'warn' }) as FastifyBaseLogger, bodyLimit: 10 * 1024 * 1024 });
 
   app.get('/healthz', async (_request, reply) => {
     if (!deps.directory.ready) return reply.status(503).send({ status: 'unavailable', pid: process.pid });

@@ -8,7 +8,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Runtime, Worker, bundleWorkflowCode, makeTelemetryFilterString } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
 import pg from 'pg';
 import pino from 'pino';
 import { ConfigError, PROJECT_TASK_QUEUE, loadServiceConfig } from '@baseplane/contracts';
@@ -31,7 +31,7 @@ async function workflowBundle(dataDir: string, log: pino.Logger): Promise<{ code
     return { code: await readFile(file, 'utf8') };
   } catch {
     const started = Date.now();
-    const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS, logger: undefined });
+    const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS, logger: new DefaultLogger('WARN') });
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(`${file}.tmp`, bundle.code);
     await rename(`${file}.tmp`, file);
@@ -43,7 +43,9 @@ async function workflowBundle(dataDir: string, log: pino.Logger): Promise<{ code
 async function main(): Promise<void> {
   const config = loadServiceConfig(process.env, 'WORKER_PORT');
   const log = pino({ level: config.logLevel, base: { part: 'worker' } });
-  Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
+  // The SDK logs every state change at INFO; only its warnings belong in our log.
+  const sdkLevel: LogLevel = config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN';
+  Runtime.install({ logger: new DefaultLogger(sdkLevel), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: sdkLevel }) } } });
 
   const platformDb = new pg.Pool({ connectionString: config.databaseUrl, max: 5 });
   const tenantAdmin = new pg.Pool({ connectionString: config.tenantDatabaseUrl, max: 5 });
