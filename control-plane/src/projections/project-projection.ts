@@ -99,7 +99,7 @@ async function startOperation(tx: PoolClient, event: RecordedEvent<ProjectEvent>
       viaWorkflow ? null : event.metadata.at,
     ],
   );
-  if (!viaWorkflow) await tx.query("select pg_notify('baseplane_operations', $1)", [event.metadata.correlationId]);
+  await tx.query("select pg_notify('baseplane_operations', $1)", [event.metadata.correlationId]);
 }
 
 async function finishOperation(

@@ -26,6 +26,8 @@ export const toOperation = (row: OperationRow): OperationRecord => ({
   error: row.error ?? null,
 });
 
+const isFinished = (op: OperationRecord) => op.status === 'succeeded' || op.status === 'failed';
+
 export const OPERATION_COLUMNS = 'id, command, status, workflow_id, started_at, finished_at, error';
 
 export class OperationWaiter {
@@ -52,8 +54,11 @@ export class OperationWaiter {
     return rows[0] && toOperation(rows[0]);
   }
 
-  /** Resolves with the operation once finished, or with its current state after `timeoutMs`. */
-  async wait(operationId: string, timeoutMs: number): Promise<OperationRecord | undefined> {
+  /**
+   * Resolves with the operation once `done` says so (by default: finished),
+   * or with its current state after `timeoutMs`.
+   */
+  async wait(operationId: string, timeoutMs: number, done: (op: OperationRecord) => boolean = isFinished): Promise<OperationRecord | undefined> {
     const deadline = Date.now() + timeoutMs;
     let wake: () => void = () => undefined;
     const set = this.waiting.get(operationId) ?? new Set();
@@ -66,10 +71,10 @@ export class OperationWaiter {
         });
         // Checked after registering, so a notification between the two is not lost.
         const operation = await this.find(operationId);
-        if (operation && (operation.status === 'succeeded' || operation.status === 'failed')) return operation;
+        if (operation && done(operation)) return operation;
         const left = deadline - Date.now();
         if (left <= 0) return operation;
-        await Promise.race([signalled, new Promise((resolve) => setTimeout(resolve, Math.min(left, 1000)))]);
+        await Promise.race([signalled, new Promise((resolve) => setTimeout(resolve, Math.min(left, 250)))]);
         set.delete(wake);
       }
     } finally {

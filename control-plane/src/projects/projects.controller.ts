@@ -111,7 +111,7 @@ export class ProjectsController {
       void reply.status(status);
       return resource();
     }
-    void reply.status(202);
+    void reply.status(202).header('location', `/api/projects/${outcome.projectId}/operations/${outcome.operationId}`);
     return {
       operation: outcome.operation ?? { id: outcome.operationId, status: 'pending', command: null, workflowId: null, startedAt: null, finishedAt: null, error: null },
     };

@@ -22,6 +22,8 @@ import { ExecuteProjectCommand } from './project-command';
 import { OPERATION_COLUMNS, toOperation, type OperationWaiter } from './operation-waiter';
 
 export const WAIT_LIMIT_MS = 30_000;
+/** A 202 is answered once the operation can be followed (the projector has recorded it). */
+const RECORD_WAIT_MS = 5_000;
 
 interface ProjectRow {
   id: string;
@@ -35,7 +37,9 @@ interface ProjectRow {
 }
 
 /** What a command answered: done (with the operation) or still going (202). */
-export type CommandOutcome = { done: true; operation: OperationRecord } | { done: false; operation: OperationRecord | undefined; operationId: string };
+export type CommandOutcome =
+  | { done: true; operation: OperationRecord }
+  | { done: false; operation: OperationRecord | undefined; operationId: string; projectId: string };
 
 export class ProjectsService {
   constructor(
@@ -52,12 +56,13 @@ export class ProjectsService {
     const operationId = randomUUID();
     const actor = caller.kind === 'operator' ? `operator:${caller.accountId}` : `service-key:${caller.projectId}`;
     await this.commands.execute(new ExecuteProjectCommand(command, { actor, correlationId: operationId, causationId: null }));
-    const operation = await this.waiter.wait(operationId, async ? 0 : WAIT_LIMIT_MS);
+    let operation = await this.waiter.wait(operationId, async ? 0 : WAIT_LIMIT_MS);
+    if (!operation) operation = await this.waiter.wait(operationId, RECORD_WAIT_MS, () => true);
     if (operation?.status === 'failed') {
       throw new ApiError(422, 'apply_failed', `${operation.command} failed when applied`, operation.error, `see GET /api/projects/${command.data.projectId}/operations/${operationId}`);
     }
     if (operation?.status === 'succeeded') return { done: true, operation };
-    return { done: false, operation, operationId };
+    return { done: false, operation, operationId, projectId: command.data.projectId };
   }
 
   async create(caller: Extract<Caller, { kind: 'operator' }>, name: string, teamId: string, async: boolean) {

@@ -1,0 +1,68 @@
+/** The configuration schema: defaults, and one clear line naming a bad variable. */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, loadServiceConfig } from '../src/config';
+
+function failure(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the defaults of API.md', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(8000);
+    expect(config.publicUrl).toBe('http://localhost:8000');
+    expect(config.authUrl).toBe('http://localhost:8000/auth');
+    expect(config.dataDir).toBe('./.data');
+    expect(config.temporalNamespace).toBe('default');
+    expect(config.storageBackend).toBe('fs');
+    expect(config.logLevel).toBe('info');
+  });
+
+  it('derives PUBLIC_URL and AUTH_URL from PORT', () => {
+    expect(loadConfig({ PORT: '9000' }).authUrl).toBe('http://localhost:9000/auth');
+    expect(loadConfig({ PUBLIC_URL: 'https://api.example.com/' }).authUrl).toBe('https://api.example.com/auth');
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PUBLIC_URL', 'not a url'],
+    ['DATABASE_URL', 'mysql://x@y/z'],
+    ['TEMPORAL_ADDRESS', 'localhost'],
+    ['STORAGE_BACKEND', 'ftp'],
+    ['LOG_LEVEL', 'loud'],
+    ['PLATFORM_SECRET', 'short'],
+    ['SMTP_URL', 'http://mail'],
+    ['S3_FORCE_PATH_STYLE', 'maybe'],
+  ])('rejects %s=%s with one line naming it', (name, value) => {
+    const error = failure({ [name]: value });
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.variable).toBe(name);
+    expect(error.message).toContain(name);
+    expect(error.message).not.toContain('\n');
+  });
+
+  it('requires S3_ENDPOINT for the s3 backend', () => {
+    expect(failure({ STORAGE_BACKEND: 's3' }).variable).toBe('S3_ENDPOINT');
+  });
+
+  it('never prints a password from a URL', () => {
+    const error = failure({ DATABASE_URL: 'mysql://user:hunter2@host/db' });
+    expect(error.message).not.toContain('hunter2');
+  });
+
+  it('requires what the supervisor provides to a service process', () => {
+    expect(() => loadServiceConfig({}, 'X_PORT')).toThrow(/DATABASE_URL/);
+    const config = loadServiceConfig(
+      { DATABASE_URL: 'postgres://a@b/c', TEMPORAL_ADDRESS: '127.0.0.1:7233', PLATFORM_SECRET: 'x'.repeat(32), X_PORT: '1234' },
+      'X_PORT',
+    );
+    expect(config.tenantDatabaseUrl).toBe('postgres://a@b/c');
+    expect(config.listenPort).toBe(1234);
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * `/api/projects` end to end: commands recorded as events, applied by the
+ * Temporal workflow to a real tenant database, read back through the
+ * projections; isolation between teams and key scopes.
+ */
+import pg from 'pg';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { tenantDatabaseName, tenantOwnerRole } from '@baseplane/contracts';
+import { apikey, bearer, call, createProject, projectEventTypes, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+
+let ada: Operator;
+let bob: Operator;
+let project: ProjectAnswer;
+let bobsProject: ProjectAnswer;
+
+async function tenantCluster<T>(work: (db: pg.Client) => Promise<T>): Promise<T> {
+  const db = new pg.Client({ connectionString: inject('tenantDatabaseUrl') });
+  await db.connect();
+  try {
+    return await work(db);
+  } finally {
+    await db.end();
+  }
+}
+
+beforeAll(async () => {
+  [ada, bob] = await Promise.all([signUpOperator('Ada'), signUpOperator('Bob')]);
+  project = await createProject(ada, 'ada app');
+  bobsProject = await createProject(bob, 'bob app');
+});
+
+describe('creating a project', () => {
+  it('answers the active record with keys once the workflow has provisioned it', () => {
+    expect(project).toMatchObject({ name: 'ada app', teamId: ada.teamId, status: 'active', statusDetail: null, restUrl: expect.stringMatching(/\/rest\/v1$/) });
+    expect(project.anonKey).toMatch(/^bp_anon_/);
+    expect(project.serviceKey).toMatch(/^bp_service_/);
+  });
+
+  it('records the command and its outcome as events, and one succeeded operation', async () => {
+    expect(await projectEventTypes(project.id)).toEqual(['ProjectCreated', 'ProjectProvisioned']);
+    const events = await call('GET', `/api/projects/${project.id}/events`, { headers: bearer(ada.token) });
+    expect(events.status).toBe(200);
+    const [created, provisioned] = events.body.events;
+    expect(created).toMatchObject({ version: 1, type: 'ProjectCreated', metadata: { actor: `operator:${ada.accountId}` } });
+    expect(provisioned.metadata.correlationId).toBe(created.metadata.correlationId);
+    expect(events.text).not.toContain(project.anonKey);
+    expect(events.text).not.toContain('v1.');
+    const operations = await call('GET', `/api/projects/${project.id}/operations`, { headers: bearer(ada.token) });
+    expect(operations.body).toEqual([expect.objectContaining({ id: created.metadata.correlationId, command: 'CreateProject', status: 'succeeded', workflowId: `project-${project.id}` })]);
+    const one = await call('GET', `/api/projects/${project.id}/operations/${created.metadata.correlationId}`, { headers: bearer(ada.token) });
+    expect(one.body.status).toBe('succeeded');
+  });
+
+  it('creates the tenant database, its owner role and the API roles, with CONNECT revoked from PUBLIC', async () => {
+    await tenantCluster(async (db) => {
+      const roles = await db.query<{ rolname: string; rolsuper: boolean; rolcreaterole: boolean; rolbypassrls: boolean; rolinherit: boolean }>(
+        `select rolname, rolsuper, rolcreaterole, rolbypassrls, rolinherit from pg_roles where rolname = any($1) order by rolname`,
+        [[tenantOwnerRole(project.id), 'anon', 'authenticated', 'service_role', 'authenticator']],
+      );
+      const byName = Object.fromEntries(roles.rows.map((r) => [r.rolname, r]));
+      expect(Object.keys(byName).sort()).toEqual(['anon', 'authenticated', 'authenticator', tenantOwnerRole(project.id), 'service_role'].sort());
+      expect(byName[tenantOwnerRole(project.id)]).toMatchObject({ rolsuper: false, rolcreaterole: false });
+      expect(byName.service_role!.rolbypassrls).toBe(true);
+      expect(byName.anon!.rolbypassrls).toBe(false);
+      expect(byName.authenticator!.rolinherit).toBe(false);
+      const database = await db.query(
+        `select has_database_privilege('anon', $1, 'connect') as anon_connect,
+                has_database_privilege($2, $1, 'connect') as owner_connect,
+                (select pg_get_userbyid(datdba) from pg_database where datname = $1) as owner`,
+        [tenantDatabaseName(project.id), tenantOwnerRole(project.id)],
+      );
+      expect(database.rows[0]).toEqual({ anon_connect: false, owner_connect: true, owner: tenantOwnerRole(project.id) });
+    });
+    const url = new URL(inject('tenantDatabaseUrl'));
+    url.pathname = `/${tenantDatabaseName(project.id)}`;
+    const tenant = new pg.Client({ connectionString: url.toString() });
+    await tenant.connect();
+    try {
+      const schemas = await tenant.query(`select nspname from pg_namespace where nspname in ('auth', 'storage') order by 1`);
+      expect(schemas.rows.map((r) => r.nspname)).toEqual(['auth', 'storage']);
+      await tenant.query('begin');
+      await tenant.query(`select set_config('request.jwt.claims', $1, true)`, [JSON.stringify({ sub: '6f1c0d2e-8a4b-4c3d-9e2f-1a2b3c4d5e6f', role: 'authenticated' })]);
+      const claims = await tenant.query('select auth.uid()::text as uid, auth.role() as role, auth.jwt() ->> $1 as sub', ['sub']);
+      expect(claims.rows[0]).toEqual({ uid: '6f1c0d2e-8a4b-4c3d-9e2f-1a2b3c4d5e6f', role: 'authenticated', sub: '6f1c0d2e-8a4b-4c3d-9e2f-1a2b3c4d5e6f' });
+      await tenant.query('rollback');
+    } finally {
+      await tenant.end();
+    }
+  });
+
+  it('answers 202 with the operation under Prefer: respond-async, which then finishes', async () => {
+    const accepted = await call('POST', '/api/projects', { headers: { ...bearer(ada.token), prefer: 'respond-async' }, body: { name: 'async app' } });
+    expect(accepted.status).toBe(202);
+    const operationId = accepted.body.operation.id;
+    expect(operationId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(accepted.body.operation).toMatchObject({ command: 'CreateProject', status: expect.stringMatching(/^(pending|running|succeeded)$/) });
+    expect(accepted.headers.get('location')).toMatch(new RegExp(`/operations/${operationId}$`));
+    const list = await call('GET', '/api/projects', { headers: bearer(ada.token) });
+    const created = list.body.find((p: { name: string }) => p.name === 'async app');
+    expect(created).toBeDefined();
+    await expect.poll(async () => (await call('GET', `/api/projects/${created.id}/operations/${operationId}`, { headers: bearer(ada.token) })).body.status, { timeout: 30_000 }).toBe('succeeded');
+    expect((await call('GET', `/api/projects/${created.id}`, { headers: bearer(ada.token) })).body.status).toBe('active');
+  });
+});
+
+describe('reading projects', () => {
+  it('lists the projects of the caller’s teams, filtered by teamId', async () => {
+    const all = await call('GET', '/api/projects', { headers: bearer(ada.token) });
+    expect(all.body.map((p: { id: string }) => p.id)).toContain(project.id);
+    expect(all.body.map((p: { id: string }) => p.id)).not.toContain(bobsProject.id);
+    const filtered = await call('GET', `/api/projects?teamId=${bob.teamId}`, { headers: bearer(ada.token) });
+    expect(filtered.body).toEqual([]);
+  });
+
+  it('shows the project to its service key, without keys', async () => {
+    const answer = await call('GET', `/api/projects/${project.id}`, { headers: apikey(project.serviceKey) });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ id: project.id, anonKey: null, serviceKey: null });
+  });
+
+  describe('isolation and key scope', () => {
+    scenarios([
+      { name: 'another team’s member gets 404', method: 'GET', url: () => `/api/projects/${project.id}`, headers: () => bearer(bob.token), expectedStatus: 404, expectedContent: ['not_found'] },
+      { name: 'another team’s member cannot read its events', method: 'GET', url: () => `/api/projects/${project.id}/events`, headers: () => bearer(bob.token), expectedStatus: 404 },
+      { name: 'another team’s member cannot delete it, and nothing is recorded', method: 'DELETE', url: () => `/api/projects/${project.id}`, headers: () => bearer(bob.token), expectedStatus: 404, expectedEvents: { projectId: () => project.id, types: [] } },
+      { name: 'the anon key gets 403 service_key_required', method: 'GET', url: () => `/api/projects/${project.id}`, headers: () => apikey(project.anonKey), expectedStatus: 403, expectedContent: ['service_key_required'] },
+      { name: 'the anon key cannot list projects', method: 'GET', url: '/api/projects', headers: () => apikey(project.anonKey), expectedStatus: 403, expectedContent: ['service_key_required'] },
+      { name: 'the anon key cannot rotate keys', method: 'POST', url: () => `/api/projects/${project.id}/keys/rotate`, headers: () => apikey(project.anonKey), body: { kind: 'anon' }, expectedStatus: 403, expectedEvents: { projectId: () => project.id, types: [] } },
+      { name: 'a service key of another project is 401 invalid_api_key', method: 'GET', url: () => `/api/projects/${project.id}`, headers: () => apikey(bobsProject.serviceKey), expectedStatus: 401, expectedContent: ['invalid_api_key'] },
+      { name: 'a service key cannot create projects', method: 'POST', url: '/api/projects', headers: () => apikey(project.serviceKey), body: { name: 'x' }, expectedStatus: 403 },
+      { name: 'a service key is not shown the keys endpoint', method: 'GET', url: () => `/api/projects/${project.id}/keys`, headers: () => apikey(project.serviceKey), expectedStatus: 403 },
+      { name: 'an unknown key is 401', method: 'GET', url: () => `/api/projects/${project.id}`, headers: apikey('bp_service_nope'), expectedStatus: 401, expectedContent: ['invalid_api_key'] },
+      { name: 'no credentials is 401', method: 'GET', url: '/api/projects', expectedStatus: 401 },
+      { name: 'a malformed id is 400', method: 'GET', url: '/api/projects/not-a-uuid', headers: () => bearer(ada.token), expectedStatus: 400 },
+      { name: 'an unknown project is 404', method: 'GET', url: '/api/projects/00000000-0000-4000-8000-000000000000', headers: () => bearer(ada.token), expectedStatus: 404 },
+      { name: 'an empty name is refused', method: 'POST', url: '/api/projects', headers: () => bearer(ada.token), body: { name: '   ' }, expectedStatus: 400 },
+      { name: 'a team the caller is not in is 404', method: 'POST', url: '/api/projects', headers: () => bearer(ada.token), body: { get teamId() { return bob.teamId; }, name: 'sneaky' }, expectedStatus: 404 },
+      { name: 'an unknown key kind is 400', method: 'POST', url: () => `/api/projects/${project.id}/keys/rotate`, headers: () => bearer(ada.token), body: { kind: 'root' }, expectedStatus: 400, expectedEvents: { projectId: () => project.id, types: [] } },
+      { name: 'a ping travels the whole apply path', method: 'POST', url: () => `/api/projects/${project.id}/ping`, headers: () => bearer(ada.token), expectedStatus: 200, expectedContent: ['"status":"succeeded"'], expectedEvents: { projectId: () => project.id, types: ['ProjectPinged', 'ProjectPingApplied'] } },
+    ]);
+  });
+});
+
+describe('keys', () => {
+  it('rotates a key as an event; the management API refuses the old one at once', async () => {
+    const before = await call('GET', `/api/projects/${bobsProject.id}/keys`, { headers: bearer(bob.token) });
+    expect(before.body).toEqual({ anonKey: bobsProject.anonKey, serviceKey: bobsProject.serviceKey });
+    const rotated = await call('POST', `/api/projects/${bobsProject.id}/keys/rotate`, { headers: bearer(bob.token), body: { kind: 'service' } });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.serviceKey).not.toBe(bobsProject.serviceKey);
+    expect(rotated.body.anonKey).toBe(bobsProject.anonKey);
+    expect((await projectEventTypes(bobsProject.id)).at(-1)).toBe('ApiKeyRotated');
+    expect((await call('GET', `/api/projects/${bobsProject.id}`, { headers: apikey(bobsProject.serviceKey) })).status).toBe(401);
+    expect((await call('GET', `/api/projects/${bobsProject.id}`, { headers: apikey(rotated.body.serviceKey) })).status).toBe(200);
+    bobsProject.serviceKey = rotated.body.serviceKey;
+  });
+});
+
+describe('deleting a project', () => {
+  it('drops the tenant database through the workflow and keeps the history', async () => {
+    const doomed = await createProject(ada, 'doomed');
+    const answer = await call('DELETE', `/api/projects/${doomed.id}`, { headers: bearer(ada.token) });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toMatchObject({ id: doomed.id, status: 'deleted', anonKey: null, serviceKey: null });
+    await tenantCluster(async (db) => {
+      expect((await db.query('select 1 from pg_database where datname = $1', [tenantDatabaseName(doomed.id)])).rowCount).toBe(0);
+      expect((await db.query('select 1 from pg_roles where rolname = $1', [tenantOwnerRole(doomed.id)])).rowCount).toBe(0);
+    });
+    expect(await projectEventTypes(doomed.id)).toEqual(['ProjectCreated', 'ProjectProvisioned', 'ProjectDeletionRequested', 'ProjectDeleted']);
+    const history = await call('GET', `/api/projects/${doomed.id}/events`, { headers: bearer(ada.token) });
+    expect(history.body.events).toHaveLength(4);
+    const list = await call('GET', '/api/projects', { headers: bearer(ada.token) });
+    expect(list.body.map((p: { id: string }) => p.id)).not.toContain(doomed.id);
+    const again = await call('DELETE', `/api/projects/${doomed.id}`, { headers: bearer(ada.token) });
+    expect(again.status).toBe(404);
+    expect((await call('GET', `/api/projects/${doomed.id}`, { headers: apikey(doomed.serviceKey) })).status).toBe(401);
+  });
+});
