@@ -11,7 +11,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { ConfigError, loadServiceConfig, type ProjectEvent, type RecordedEvent } from '@baseplane/contracts';
 import { AppModule } from './app.module';
-import { ApiErrorFilter, toErrorResponse } from './http/api-error.filter';
+import { ApiErrorFilter } from './http/api-error.filter';
 import { migratePlatformDatabase } from './migrate';
 import { Subscription } from './event-store/subscription';
 import { projectProjectEvent } from './projections/project-projection';
@@ -47,10 +47,6 @@ async function main(): Promise<void> {
     { logger: ['error', 'warn'] },
   );
   app.useGlobalFilters(new ApiErrorFilter(log));
-  app.getHttpAdapter().getInstance().setErrorHandler((error, _request, reply) => {
-    const { status, body } = toErrorResponse(error, log);
-    void reply.status(status).send(body);
-  });
   await app.listen(config.listenPort, '127.0.0.1');
   subscription.start();
   log.info({ port: config.listenPort }, 'control plane listening');

@@ -3,7 +3,7 @@
  * cluster. Each checks whether its effect already exists before acting, so a
  * retry after a crash is a no-op, and logs to the ledger what it performed.
  */
-import { heartbeat } from '@temporalio/activity';
+import { Context, heartbeat } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import pg from 'pg';
 import {
@@ -16,7 +16,7 @@ import {
   type ProjectEvent,
 } from '@baseplane/contracts';
 import type { PlatformStore } from './platform-store';
-import { apiRolesSql, createDatabaseSql, createOwnerRoleSql, databaseAccessSql, installSchemaSql } from './tenant-sql';
+import { apiRolesSql, createDatabaseSql, createOwnerRoleSql, databaseAccessSql, dropDatabaseSql, dropRoleSql, installSchemaSql } from './tenant-sql';
 
 export interface ActivityDependencies {
   platform: PlatformStore;
@@ -104,6 +104,13 @@ export function createActivities(deps: ActivityDependencies) {
     return ((await tenantAdmin.query(sql, [value])).rowCount ?? 0) > 0;
   }
 
+  /** Runs `perform` unless `done` says the effect is there, then ledgers the step. */
+  async function step(ref: EventRef, name: string, done: () => Promise<boolean>, perform: () => Promise<unknown>): Promise<void> {
+    const performed = !(await done());
+    if (performed) await perform();
+    await platform.recordStep(ref.projectId, ref.version, name, performed, Context.current().info.attempt);
+  }
+
   return classified({
     /** Which events between two stream versions need applying, in stream order. */
     async loadPendingEvents(input: { projectId: string; afterVersion: number; upToVersion: number }): Promise<PendingEvent[]> {
@@ -125,26 +132,28 @@ export function createActivities(deps: ActivityDependencies) {
       }
     },
 
-    async createOwnerRole({ projectId, version }: EventRef): Promise<void> {
-      const role = tenantOwnerRole(projectId);
-      if (await exists('select 1 from pg_roles where rolname = $1', role)) return;
-      await platform.recordStep(projectId, version, 'createOwnerRole');
-      await tenantAdmin.query(createOwnerRoleSql(role, deriveSecret(deps.platformSecret, ownerPasswordPurpose(projectId))));
+    async createOwnerRole(ref: EventRef): Promise<void> {
+      const role = tenantOwnerRole(ref.projectId);
+      await step(ref, 'createOwnerRole', () => exists('select 1 from pg_roles where rolname = $1', role), () =>
+        tenantAdmin.query(createOwnerRoleSql(role, deriveSecret(deps.platformSecret, ownerPasswordPurpose(ref.projectId)))),
+      );
     },
 
-    async createDatabase({ projectId, version }: EventRef): Promise<void> {
-      const name = tenantDatabaseName(projectId);
+    async createDatabase(ref: EventRef): Promise<void> {
+      const name = tenantDatabaseName(ref.projectId);
+      const owner = tenantOwnerRole(ref.projectId);
       await withHeartbeat(async () => {
-        if (!(await exists('select 1 from pg_database where datname = $1', name))) {
-          await platform.recordStep(projectId, version, 'createDatabase');
-          await tenantAdmin.query(createDatabaseSql(name, tenantOwnerRole(projectId)));
-        }
-        for (const sql of databaseAccessSql(name, tenantOwnerRole(projectId))) await tenantAdmin.query(sql);
+        await step(ref, 'createDatabase', () => exists('select 1 from pg_database where datname = $1', name), () =>
+          tenantAdmin.query(createDatabaseSql(name, owner)),
+        );
+        for (const sql of databaseAccessSql(name, owner)) await tenantAdmin.query(sql);
       });
     },
 
-    async installTenantSchema({ projectId, version }: EventRef): Promise<void> {
+    async installTenantSchema(ref: EventRef): Promise<void> {
+      const { projectId, version } = ref;
       const client = await tenantClient(projectId);
+      let performed = false;
       try {
         await client.query('begin');
         // Serialises concurrent attempts; the marker then tells whether this version is in.
@@ -152,13 +161,11 @@ export function createActivities(deps: ActivityDependencies) {
         const { rows } = await client.query<{ installed: boolean }>(`select to_regclass('baseplane_meta.applied') is not null as installed`);
         if (rows[0]!.installed) {
           const marker = await client.query<{ version: number }>('select version from baseplane_meta.applied');
-          if ((marker.rows[0]?.version ?? 0) >= version) {
-            await client.query('rollback');
-            return;
-          }
+          performed = (marker.rows[0]?.version ?? 0) < version;
+        } else {
+          performed = true;
         }
-        for (const sql of installSchemaSql(tenantOwnerRole(projectId), version)) await client.query(sql);
-        await platform.recordStep(projectId, version, 'installTenantSchema');
+        if (performed) for (const sql of installSchemaSql(tenantOwnerRole(projectId), version)) await client.query(sql);
         await client.query('commit');
       } catch (error) {
         await client.query('rollback').catch(() => undefined);
@@ -166,6 +173,7 @@ export function createActivities(deps: ActivityDependencies) {
       } finally {
         await client.end();
       }
+      await platform.recordStep(projectId, version, 'installTenantSchema', performed, Context.current().info.attempt);
     },
 
     /** Applies a no-op: moves the applied-version marker, proving the tenant is reachable. */
@@ -178,18 +186,15 @@ export function createActivities(deps: ActivityDependencies) {
       }
     },
 
-    async dropDatabase({ projectId, version }: EventRef): Promise<void> {
-      const name = tenantDatabaseName(projectId);
-      const role = tenantOwnerRole(projectId);
+    async dropDatabase(ref: EventRef): Promise<void> {
+      const name = tenantDatabaseName(ref.projectId);
+      const role = tenantOwnerRole(ref.projectId);
+      const gone = (sql: string, value: string) => async () => !(await exists(sql, value));
       await withHeartbeat(async () => {
-        if (await exists('select 1 from pg_database where datname = $1', name)) {
-          await platform.recordStep(projectId, version, 'dropDatabase');
-          await tenantAdmin.query(`drop database if exists "${name}" with (force)`);
-        }
-        if (await exists('select 1 from pg_roles where rolname = $1', role)) {
-          await platform.recordStep(projectId, version, 'dropOwnerRole');
-          await tenantAdmin.query(`drop role if exists "${role}"`);
-        }
+        await step(ref, 'dropDatabase', gone('select 1 from pg_database where datname = $1', name), () =>
+          tenantAdmin.query(dropDatabaseSql(name)),
+        );
+        await step(ref, 'dropOwnerRole', gone('select 1 from pg_roles where rolname = $1', role), () => tenantAdmin.query(dropRoleSql(role)));
       });
     },
 

@@ -72,8 +72,15 @@ async function main(): Promise<void> {
   });
   await new Promise<void>((resolve) => health.listen(config.listenPort, '127.0.0.1', resolve));
 
-  process.once('SIGTERM', () => worker.shutdown());
-  process.once('SIGINT', () => worker.shutdown());
+  let stopping = false;
+  const stop = () => {
+    // A second signal while draining must not call shutdown() again (it throws).
+    if (stopping) return;
+    stopping = true;
+    worker.shutdown();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
   log.info({ taskQueue: PROJECT_TASK_QUEUE }, 'worker polling');
   await worker.run();
   health.close();

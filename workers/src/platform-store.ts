@@ -47,8 +47,16 @@ export class PlatformStore {
     ]);
   }
 
-  /** Records that a step is about to perform its side effect (it was not found already done). */
-  async recordStep(projectId: string, version: number, step: string): Promise<void> {
-    await this.db.query('insert into activity_ledger (project_id, stream_version, step) values ($1, $2, $3)', [projectId, version, step]);
+  /**
+   * Records that a step's effect exists, once: `performed` false means this
+   * attempt found it in place without a ledger row (an earlier attempt died
+   * between the effect and this line).
+   */
+  async recordStep(projectId: string, version: number, step: string, performed: boolean, attempt: number): Promise<void> {
+    await this.db.query(
+      `insert into activity_ledger (project_id, stream_version, step, attempt, adopted) values ($1, $2, $3, $4, $5)
+       on conflict (project_id, stream_version, step) do nothing`,
+      [projectId, version, step, attempt, !performed],
+    );
   }
 }

@@ -29,6 +29,9 @@ export function createDatabaseSql(databaseName: string, ownerRole: string): stri
   return `create database ${ident(databaseName)} owner ${ident(ownerRole)}`;
 }
 
+export const dropDatabaseSql = (databaseName: string) => `drop database if exists ${ident(databaseName)} with (force)`;
+export const dropRoleSql = (role: string) => `drop role if exists ${ident(role)}`;
+
 export function databaseAccessSql(databaseName: string, ownerRole: string): string[] {
   return [
     `revoke all on database ${ident(databaseName)} from public`,

@@ -128,13 +128,15 @@ create table operations (
 );
 create index operations_project on operations (project_id, started_at);
 
--- Ledger of side effects the workers actually performed (not skipped as
--- already done): lets tests and SREs see that a retried step ran once.
+-- Ledger of the side effects workers applied to tenants: one row per step of
+-- an event, written once the effect exists. `adopted` marks an effect found
+-- already in place by a retry (its first attempt died before writing here).
 create table activity_ledger (
-  id bigserial primary key,
   project_id uuid not null,
   stream_version int not null,
   step text not null,
-  performed_at timestamptz not null default now()
+  attempt int not null,
+  adopted boolean not null,
+  performed_at timestamptz not null default now(),
+  primary key (project_id, stream_version, step)
 );
-create index activity_ledger_project on activity_ledger (project_id);

@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+/**
+ * The entry behind `npm start|test|typecheck|bench:*`: makes sure dependencies
+ * and the Temporal CLI are there, then runs the TypeScript side. Plain Node, no
+ * dependencies: it runs before anything is installed.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const PNPM = 'pnpm@10.34.9';
+const TEMPORAL_VERSION = '1.5.1';
+const USAGE = 'usage: node deploy/local/bin/baseplane.mjs <start|test|typecheck|bench NAME> [args…]';
+
+/** Prints one line and exits: the way every failure of this script ends. */
+function fail(message, code = 1) {
+  console.error(`baseplane: ${message}`);
+  process.exit(code);
+}
+
+/** Runs `command` in the repo root with inherited stdio; resolves to its exit code, forwarding Ctrl-C/TERM. */
+function run(command, args, env = process.env) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: 'inherit' });
+    const forward = (signal) => child.kill(signal);
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    child.on('error', (error) => fail(`could not run ${command}: ${error.message}`));
+    child.on('exit', (code, signal) => {
+      process.off('SIGINT', forward);
+      process.off('SIGTERM', forward);
+      resolve(code ?? (signal === 'SIGINT' ? 130 : 1));
+    });
+  });
+}
+
+/** Installs the workspace when node_modules is missing or older than the lockfile. */
+async function ensureDependencies() {
+  const marker = path.join(REPO_ROOT, 'node_modules', '.modules.yaml');
+  const lockfile = path.join(REPO_ROOT, 'pnpm-lock.yaml');
+  const hasLockfile = existsSync(lockfile);
+  const stale = !existsSync(marker) || (hasLockfile && statSync(lockfile).mtimeMs > statSync(marker).mtimeMs);
+  if (!stale) return;
+  console.log('baseplane: installing dependencies…');
+  const code = await run('npx', ['--yes', PNPM, 'install', ...(hasLockfile ? ['--frozen-lockfile'] : [])]);
+  if (code !== 0) fail(`dependency install failed (npx ${PNPM} install exited ${code})`);
+}
+
+/** True when `bin --version` runs cleanly. */
+function works(bin) {
+  return spawnSync(bin, ['--version'], { stdio: 'ignore', timeout: 20_000 }).status === 0;
+}
+
+/** `command` on PATH (or in the usual Go install place), else undefined. */
+function which(command, extraDirs = []) {
+  const dirs = [...(process.env.PATH ?? '').split(path.delimiter), ...extraDirs].filter((dir) => dir !== '');
+  return dirs.map((dir) => path.join(dir, command)).find((candidate) => existsSync(candidate));
+}
+
+/** Resolves the Temporal CLI: env, cache, PATH, else builds it with Go into the cache. */
+async function ensureTemporal() {
+  if (process.env.TEMPORAL_ADDRESS?.trim()) return undefined;
+  if (process.env.BASEPLANE_TEMPORAL_BIN?.trim()) return process.env.BASEPLANE_TEMPORAL_BIN.trim();
+  const cacheRoot = process.env.XDG_CACHE_HOME?.trim() || path.join(os.homedir(), '.cache');
+  const cacheDir = path.join(cacheRoot, 'baseplane', `temporal-${TEMPORAL_VERSION}`);
+  const cached = path.join(cacheDir, 'temporal');
+  if (existsSync(cached) && works(cached)) return cached;
+  const onPath = which('temporal');
+  if (onPath && works(onPath)) return onPath;
+
+  const go = which('go', ['/usr/local/go/bin']);
+  if (!go) {
+    fail('Go is needed to build the Temporal CLI: install Go, put `temporal` on PATH, or set TEMPORAL_ADDRESS');
+  }
+  console.log(
+    `baseplane: building the Temporal CLI ${TEMPORAL_VERSION} into ${cacheDir} (first run only; can take several minutes)…`,
+  );
+  const code = await run(go, ['install', `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_VERSION}`], {
+    ...process.env,
+    GOBIN: cacheDir,
+  });
+  if (code !== 0 || !works(cached)) fail(`building the Temporal CLI failed (go install exited ${code})`);
+  return cached;
+}
+
+/** `node --import tsx <file> …args` with the tsx resolved from the repo root. */
+function runTypeScript(file, args, env) {
+  const tsx = pathToFileURL(createRequire(path.join(REPO_ROOT, 'package.json')).resolve('tsx')).href;
+  return run(process.execPath, ['--import', tsx, path.join(REPO_ROOT, file), ...args], env);
+}
+
+function typecheck() {
+  return run(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json']);
+}
+
+/** Counts from vitest's JSON report; a file that failed to load counts as one failed test. */
+function countResults(reportFile) {
+  if (!existsSync(reportFile)) return undefined;
+  const report = JSON.parse(readFileSync(reportFile, 'utf8'));
+  const brokenFiles = (report.testResults ?? []).filter(
+    (file) => file.status === 'failed' && (file.assertionResults ?? []).every((test) => test.status !== 'failed'),
+  ).length;
+  return {
+    passed: report.numPassedTests ?? 0,
+    failed: (report.numFailedTests ?? 0) + brokenFiles,
+    skipped: (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0),
+  };
+}
+
+/** `test`: typecheck, then vitest; ends with the one summary line `.ci/run` relies on. */
+async function test(vitestArgs, env) {
+  const typecheckCode = await typecheck();
+  const reportDir = mkdtempSync(path.join(os.tmpdir(), 'baseplane-vitest-'));
+  const reportFile = path.join(reportDir, 'report.json');
+  const vitestCode = await run(
+    path.join(REPO_ROOT, 'node_modules', '.bin', 'vitest'),
+    [
+      'run',
+      '--config',
+      'vitest.config.ts',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${reportFile}`,
+      ...vitestArgs,
+    ],
+    env,
+  );
+  const counts = countResults(reportFile) ?? { passed: 0, failed: 0, skipped: 0 };
+  rmSync(reportDir, { recursive: true, force: true });
+  // A vitest failure no test accounts for (global setup, unhandled error) still fails the run.
+  if (vitestCode !== 0 && counts.failed === 0) counts.failed += 1;
+  if (typecheckCode !== 0) counts.failed += 1;
+  const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : '';
+  console.log(`${counts.passed} passed, ${counts.failed} failed${skipped}`);
+  return counts.failed === 0 ? 0 : 1;
+}
+
+async function main() {
+  const [command, ...args] = process.argv.slice(2);
+  if (!['start', 'test', 'typecheck', 'bench'].includes(command)) fail(USAGE, 2);
+  await ensureDependencies();
+  if (command === 'typecheck') return typecheck();
+
+  const temporalBin = await ensureTemporal();
+  const env = temporalBin ? { ...process.env, BASEPLANE_TEMPORAL_BIN: temporalBin } : process.env;
+  if (command === 'start') return runTypeScript('deploy/local/src/start.ts', args, env);
+  if (command === 'test') return test(args, env);
+
+  const [name, ...benchArgs] = args;
+  const file = `deploy/local/src/bench/${name}.ts`;
+  if (!name || !existsSync(path.join(REPO_ROOT, file))) fail(`no benchmark "${name ?? ''}" (expected ${file})`, 2);
+  return runTypeScript(file, benchArgs, env);
+}
+
+main().then((code) => process.exit(code));

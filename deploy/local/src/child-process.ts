@@ -1,0 +1,65 @@
+/**
+ * Lifecycle helpers for the child processes of the local stack (Temporal and
+ * the services): spawning with piped output and stopping them for sure.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { StackLog } from './stack-log';
+
+/** True once the child has exited (or never started). */
+export function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null || child.pid === undefined;
+}
+
+/** How a child ended, for log lines: `code 1` or `SIGKILL`. */
+export function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
+  return signal ?? `code ${code}`;
+}
+
+/** What {@link spawnLogged} starts. */
+export interface LoggedSpawn {
+  /** Part name the output lines are tagged with. */
+  part: string;
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  cwd?: string;
+  log: StackLog;
+  /** Asked per output line: whether it goes to the console (files get all). */
+  toConsole?: () => boolean;
+}
+
+/** Spawns a child whose stdout and stderr lines go to the stack log under its part name. */
+export function spawnLogged(options: LoggedSpawn): ChildProcess {
+  const child = spawn(options.command, options.args, {
+    env: options.env,
+    cwd: options.cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Own process group: a terminal's Ctrl-C reaches only the supervisor, which
+    // then stops the parts in order instead of all of them dying at once.
+    detached: true,
+  });
+  options.log.follow(options.part, child.stdout!, options.toConsole);
+  options.log.follow(options.part, child.stderr!, options.toConsole);
+  // Without a listener a failed spawn (ENOENT) would crash the supervisor; callers watch 'exit' instead.
+  child.on('error', (error) => options.log.line(options.part, `could not run ${options.command}: ${error.message}`));
+  return child;
+}
+
+/**
+ * Asks the child to stop (SIGTERM) and SIGKILLs it after `graceMs`; resolves
+ * once it has exited.
+ */
+export async function terminate(child: ChildProcess, graceMs: number, onKill?: () => void): Promise<void> {
+  if (hasExited(child)) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const killTimer = setTimeout(() => {
+    onKill?.();
+    child.kill('SIGKILL');
+  }, graceMs);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(killTimer);
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * The one public base URL of the local stack: routes `/api` to the control plane
+ * and the application paths to the data plane, streaming bodies through, and
+ * answers `/healthz` for the whole stack.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import Fastify from 'fastify';
+import httpProxy from '@fastify/http-proxy';
+import type { HealthReport } from './health';
+
+/** Prefixes served by the data plane; paths go upstream unchanged. */
+export const DATA_PLANE_PREFIXES = ['/rest/v1', '/api/rest/v1', '/storage/v1', '/auth'] as const;
+/** Prefix served by the control plane (the router prefers the longer `/api/rest/v1` above). */
+export const CONTROL_PLANE_PREFIX = '/api';
+
+/** What {@link startGateway} needs. */
+export interface GatewayOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  controlPlaneUrl: string;
+  dataPlaneUrl: string;
+  checkHealth(): Promise<HealthReport>;
+}
+
+/** The listening gateway. */
+export interface Gateway {
+  /** The port actually bound (useful when 0 was asked). */
+  port: number;
+  close(): Promise<void>;
+}
+
+/** The flat error body of API.md → Conventions. */
+function errorBody(code: string, message: string) {
+  return { code, message, details: null, hint: null };
+}
+
+/** Starts the gateway and resolves once it listens. */
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const app = Fastify({ logger: false });
+
+  app.get('/healthz', async (_request, reply) => {
+    const report = await options.checkHealth();
+    return reply.code(report.status === 'ok' ? 200 : 503).send(report);
+  });
+
+  const upstreams = [
+    ...DATA_PLANE_PREFIXES.map((prefix) => ({ prefix, url: options.dataPlaneUrl, part: 'the data plane' })),
+    { prefix: CONTROL_PLANE_PREFIX, url: options.controlPlaneUrl, part: 'the control plane' },
+  ];
+  for (const { prefix, url, part } of upstreams) {
+    await app.register(httpProxy, {
+      upstream: url,
+      prefix,
+      // Keep the path as the client sent it: the services route on the full path.
+      rewritePrefix: prefix,
+      replyOptions: {
+        rewriteRequestHeaders: (request, headers) => forwardedHeaders(request, headers),
+        onError: (reply, { error }) => replyUpstreamFailure(reply, error, part),
+        // reply-from would silently retry GETs answered 503 (e.g. project_unavailable); callers decide that.
+        retryDelay: () => null,
+      },
+    });
+  }
+
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send(errorBody('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`));
+  });
+  app.setErrorHandler((error: { statusCode?: number; message?: string }, _request, reply) => {
+    const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
+    const body = status < 500
+      ? errorBody('invalid_request', error.message ?? 'invalid request')
+      : errorBody('internal_error', 'the gateway failed to handle the request');
+    void reply.code(status).send(body);
+  });
+
+  await app.listen({ host: options.host, port: options.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  return { port, close: () => app.close() };
+}
+
+/** Adds the standard forwarding headers so services see the client's address and the public host. */
+function forwardedHeaders(
+  request: { ip: string; protocol: string; headers: IncomingHttpHeaders },
+  headers: IncomingHttpHeaders,
+): IncomingHttpHeaders {
+  const previous = headers['x-forwarded-for'];
+  return {
+    ...headers,
+    'x-forwarded-for': previous ? `${previous}, ${request.ip}` : request.ip,
+    'x-forwarded-host': headers['x-forwarded-host'] ?? request.headers.host,
+    'x-forwarded-proto': headers['x-forwarded-proto'] ?? request.protocol,
+  };
+}
+
+/** The part of a Fastify reply this module uses (the proxy's reply type is wider than ours). */
+interface ErrorReply {
+  code(status: number): { send(body: unknown): unknown };
+}
+
+function replyUpstreamFailure(reply: ErrorReply, error: Error & { statusCode?: number }, part: string): void {
+  if (error.statusCode === 504) {
+    void reply.code(504).send(errorBody('gateway_timeout', `${part} did not answer in time`));
+    return;
+  }
+  void reply.code(503).send(errorBody('service_unavailable', `${part} is not reachable`));
+}

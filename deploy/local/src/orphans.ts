@@ -1,0 +1,76 @@
+/**
+ * Clean-up of processes a previous stack on the same data directory left
+ * behind when its supervisor was killed outright (kill -9, OOM): they hold the
+ * PostgreSQL lock file and Temporal's SQLite file, so a new start must end them.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { StackLog } from './stack-log';
+
+/** A process found under /proc: its pid and how to recognise it. */
+interface Found {
+  pid: number;
+  part: 'postgres' | 'temporal' | 'service';
+}
+
+const PORT_VARIABLES = ['CONTROL_PLANE_PORT=', 'WORKER_PORT=', 'DATA_PLANE_PORT='];
+
+/** Processes of an earlier stack on `dataDir` (Linux /proc; elsewhere none are found). */
+function findLeftovers(dataDir: string): Found[] {
+  if (!existsSync('/proc')) return [];
+  const postgresMarker = `-D\0${path.join(dataDir, 'postgres')}\0`;
+  const temporalMarker = `${path.join(dataDir, 'temporal', 'temporal.db')}\0`;
+  const found: Found[] = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid || pid === process.ppid) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (cmdline.includes(postgresMarker)) found.push({ pid, part: 'postgres' });
+      else if (cmdline.includes('start-dev') && cmdline.includes(temporalMarker)) found.push({ pid, part: 'temporal' });
+      else {
+        const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+        const ours = environ.includes(`DATA_DIR=${dataDir}`);
+        if (ours && environ.some((line) => PORT_VARIABLES.some((name) => line.startsWith(name)))) {
+          found.push({ pid, part: 'service' });
+        }
+      }
+    } catch {
+      // Gone while we looked, or not ours to read.
+    }
+  }
+  return found;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Stops leftovers of an earlier stack on `dataDir`: services and Temporal with
+ * SIGTERM, PostgreSQL with SIGINT (fast shutdown), SIGKILL after 15 s.
+ */
+export async function stopLeftovers(dataDir: string, log: StackLog): Promise<void> {
+  const leftovers = findLeftovers(dataDir);
+  if (leftovers.length === 0) return;
+  for (const { pid, part } of leftovers) {
+    log.line(part === 'service' ? 'supervisor' : part, `stopping pid ${pid} left over from an earlier run on this data`);
+    try {
+      process.kill(pid, part === 'postgres' ? 'SIGINT' : 'SIGTERM');
+    } catch {
+      // Already gone.
+    }
+  }
+  const deadline = Date.now() + 15_000;
+  while (leftovers.some(({ pid }) => isAlive(pid)) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  for (const { pid } of leftovers) {
+    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * The Baseplane service processes (control plane, worker, data plane) as the
+ * local stack runs them: one `node --import tsx <part>/src/main.ts` each,
+ * restarted when it dies unexpectedly.
+ */
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describeExit, hasExited, spawnLogged, terminate } from './child-process';
+import type { StackLog } from './stack-log';
+
+/** Names of the supervised services, as used in log prefixes and log file names. */
+export type ServiceName = 'control-plane' | 'worker' | 'data-plane';
+
+/** Where each service's entry lives and which variable tells it its internal port. */
+export const SERVICE_LAYOUT: Record<ServiceName, { entry: string; portVariable: string }> = {
+  'control-plane': { entry: 'control-plane/src/main.ts', portVariable: 'CONTROL_PLANE_PORT' },
+  worker: { entry: 'workers/src/main.ts', portVariable: 'WORKER_PORT' },
+  'data-plane': { entry: 'data-plane/src/main.ts', portVariable: 'DATA_PLANE_PORT' },
+};
+
+/** Absolute path of the repository root (this file is deploy/local/src/services.ts). */
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** The tsx loader as a file URL, resolved from the repository root where tsx is installed. */
+export function tsxLoaderUrl(): string {
+  const requireFromRoot = createRequire(path.join(REPO_ROOT, 'package.json'));
+  return pathToFileURL(requireFromRoot.resolve('tsx')).href;
+}
+
+/** A service process under supervision. */
+export interface SupervisedService {
+  name: ServiceName;
+  /** Internal port it listens on (kept across restarts). */
+  port: number;
+  /** Its own health endpoint, `http://127.0.0.1:<port>/healthz`. */
+  healthUrl: string;
+  /** How many times it has been restarted after an unexpected exit. */
+  restarts(): number;
+  isRunning(): boolean;
+  /** SIGTERM, then SIGKILL after 5 s; no restart follows. */
+  stop(): Promise<void>;
+  /** Sends SIGTERM without waiting (no restart follows): for when this process is exiting. */
+  stopNow(): void;
+}
+
+/** What {@link superviseService} starts. */
+export interface SuperviseOptions {
+  name: ServiceName;
+  /** Absolute path of the TypeScript entry file. */
+  entry: string;
+  port: number;
+  /** The variable carrying `port` to the process (CONTROL_PLANE_PORT…). */
+  portVariable: string;
+  env: NodeJS.ProcessEnv;
+  log: StackLog;
+}
+
+const RESTART_DELAY_MS = 200;
+const STOP_GRACE_MS = 5_000;
+
+/** Starts the service and keeps it running until `stop()`. */
+export function superviseService(options: SuperviseOptions): SupervisedService {
+  const { name, log } = options;
+  const loader = tsxLoaderUrl();
+  let stopping = false;
+  let restartCount = 0;
+  let restartTimer: NodeJS.Timeout | undefined;
+
+  const launch = () => {
+    const child = spawnLogged({
+      part: name,
+      command: process.execPath,
+      args: ['--import', loader, options.entry],
+      env: { ...options.env, [options.portVariable]: String(options.port) },
+      cwd: REPO_ROOT,
+      log,
+    });
+    child.once('exit', (code, signal) => {
+      // A Ctrl-C reaches the whole process group, so a child may die just before stop() is called;
+      // the delay gives stop() the chance to cancel the restart.
+      if (stopping) return;
+      log.line(name, `exited unexpectedly (${describeExit(code, signal)}); restarting in ${RESTART_DELAY_MS} ms`);
+      restartTimer = setTimeout(() => {
+        restartTimer = undefined;
+        if (stopping) return;
+        restartCount += 1;
+        current = launch();
+      }, RESTART_DELAY_MS);
+    });
+    return child;
+  };
+  let current = launch();
+
+  return {
+    name,
+    port: options.port,
+    healthUrl: `http://127.0.0.1:${options.port}/healthz`,
+    restarts: () => restartCount,
+    isRunning: () => !hasExited(current),
+    stopNow() {
+      stopping = true;
+      clearTimeout(restartTimer);
+      if (!hasExited(current)) current.kill('SIGTERM');
+    },
+    async stop() {
+      stopping = true;
+      clearTimeout(restartTimer);
+      await terminate(current, STOP_GRACE_MS, () => log.line(name, 'did not stop within 5 s; killing it'));
+    },
+  };
+}

@@ -1,0 +1,252 @@
+/**
+ * The whole local Baseplane in one process tree: embedded PostgreSQL and Temporal,
+ * the three services under supervision, and the gateway in front. Used by
+ * `npm start`, the test harness and the benchmarks.
+ */
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { loadConfig } from '@baseplane/contracts';
+import { startGateway, type Gateway } from './gateway';
+import { createHealthCheck, nothingReady, type HealthCheck } from './health';
+import { findFreePort, waitUntil, answers200 } from './net';
+import { stopLeftovers } from './orphans';
+import { PLATFORM_DATABASE, startEmbeddedPostgres, type EmbeddedCluster } from './postgres';
+import { readOrCreateSecretFile } from './secrets';
+import { REPO_ROOT, SERVICE_LAYOUT, superviseService, type ServiceName, type SupervisedService } from './services';
+import { createStackLog, type StackLog, type StackLogOptions } from './stack-log';
+import { resolveTemporalBin, startTemporalDevServer, type TemporalDevServer } from './temporal';
+
+/** How to start a stack. Configuration comes from `env` (API.md → Configuration). */
+export interface StackOptions extends StackLogOptions {
+  /** Where PostgreSQL, Temporal's SQLite file, secrets and storage live; made absolute. */
+  dataDir: string;
+  /** Public port of the gateway; 0 picks a free one. Wins over env PORT. */
+  port: number;
+  /** Address the gateway binds; default 127.0.0.1 (`npm start` uses 0.0.0.0). */
+  host?: string;
+  /** The environment to configure from and pass on to the services; default process.env. */
+  env?: Record<string, string | undefined>;
+  /** Extra variables for the service processes only (tests use this for knobs). */
+  extraServiceEnv?: Record<string, string>;
+  /**
+   * Entry file per service instead of `<part>/src/main.ts`, e.g. to try the
+   * supervisor against another build of a service.
+   */
+  serviceEntries?: Partial<Record<ServiceName, string>>;
+  /** Cancels a start in progress: what was started is stopped and the promise rejects. */
+  signal?: AbortSignal;
+}
+
+/** A running stack. */
+export interface Stack {
+  /** Where the gateway answers, `http://127.0.0.1:<port>`. */
+  baseUrl: string;
+  /** `{base_url}` as clients are told (PUBLIC_URL, default `http://localhost:<port>`). */
+  publicUrl: string;
+  port: number;
+  temporalAddress: string;
+  /** The embedded Temporal's web UI; null when TEMPORAL_ADDRESS points elsewhere. */
+  temporalUiUrl: string | null;
+  /** Platform database URL (event store, projections). */
+  databaseUrl: string;
+  /** Cluster where tenant databases are created (superuser URL). */
+  tenantDatabaseUrl: string;
+  dataDir: string;
+  platformSecret: string;
+  /** Internal ports of the services behind the gateway. */
+  servicePorts: { controlPlane: number; worker: number; dataPlane: number };
+  /** Stops gateway, services, Temporal and PostgreSQL, in that order; resolves when all are gone. */
+  stop(): Promise<void>;
+}
+
+const SERVICE_READY_TIMEOUT_MS = 60_000;
+
+/** What has been started so far, so that a failed start can undo exactly that. */
+interface Started {
+  gateway?: Gateway;
+  services: SupervisedService[];
+  health?: HealthCheck;
+  temporal?: TemporalDevServer;
+  postgres?: EmbeddedCluster;
+}
+
+/**
+ * Starts everything and resolves once every present service answers its
+ * `/healthz`. Throws `ConfigError` on bad configuration; on any other failure
+ * stops what it had started before rethrowing.
+ */
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const env = options.env ?? process.env;
+  // options.port is the public port (0 allowed); validating env PORT is the caller's business.
+  const config = loadConfig({ ...env, PORT: undefined });
+  const dataDir = path.resolve(options.dataDir);
+  await fs.mkdir(dataDir, { recursive: true });
+  const log = createStackLog(options);
+  const started: Started = { services: [] };
+  // Last resort when this process exits without stop() (an uncaught error,
+  // process.exit elsewhere): signal the children so none outlives us.
+  const stopNowOnExit = () => stopNow(started);
+  process.once('exit', stopNowOnExit);
+  const stopStarted = () => {
+    process.off('exit', stopNowOnExit);
+    return stopAll(started, log);
+  };
+  const checkCancelled = () => options.signal?.throwIfAborted();
+
+  try {
+    await stopLeftovers(dataDir, log);
+    const platformSecret =
+      config.platformSecret ?? (await readOrCreateSecretFile(path.join(dataDir, 'platform-secret'), 48));
+    const servicePorts = {
+      controlPlane: await findFreePort(),
+      worker: await findFreePort(),
+      dataPlane: await findFreePort(),
+    };
+
+    // The gateway comes first so that a taken public port fails the start at once.
+    let health: HealthCheck | undefined;
+    started.gateway = await startGateway({
+      host: options.host ?? '127.0.0.1',
+      port: options.port,
+      controlPlaneUrl: `http://127.0.0.1:${servicePorts.controlPlane}`,
+      dataPlaneUrl: `http://127.0.0.1:${servicePorts.dataPlane}`,
+      checkHealth: () => (health ? health.check() : Promise.resolve(nothingReady())),
+    });
+    const port = started.gateway.port;
+    const publicUrl = env.PUBLIC_URL?.trim() ? config.publicUrl : `http://localhost:${port}`;
+    checkCancelled();
+    log.line('gateway', `listening on ${options.host ?? '127.0.0.1'}:${port}`);
+
+    let databaseUrl = config.databaseUrl;
+    let tenantDatabaseUrl = config.tenantDatabaseUrl ?? config.databaseUrl;
+    if (databaseUrl === undefined) {
+      const verbose = config.logLevel === 'debug' || config.logLevel === 'trace';
+      started.postgres = await startEmbeddedPostgres({ dataDir, log, verbose });
+      databaseUrl = started.postgres.urlOf(PLATFORM_DATABASE);
+      tenantDatabaseUrl = started.postgres.urlOf('postgres');
+    }
+
+    checkCancelled();
+    let temporalAddress = config.temporalAddress;
+    let temporalUiUrl: string | null = null;
+    if (temporalAddress === undefined) {
+      started.temporal = await startTemporalDevServer({
+        bin: resolveTemporalBin(env),
+        dataDir,
+        namespace: config.temporalNamespace,
+        log,
+      });
+      temporalAddress = started.temporal.address;
+      temporalUiUrl = started.temporal.uiUrl;
+    }
+
+    checkCancelled();
+    health = started.health = createHealthCheck({
+      databaseUrl,
+      temporalAddress,
+      serviceHealthUrls: {
+        controlPlane: `http://127.0.0.1:${servicePorts.controlPlane}/healthz`,
+        worker: `http://127.0.0.1:${servicePorts.worker}/healthz`,
+        dataPlane: `http://127.0.0.1:${servicePorts.dataPlane}/healthz`,
+      },
+    });
+
+    const serviceEnv: NodeJS.ProcessEnv = {
+      ...env,
+      PORT: String(port),
+      PUBLIC_URL: publicUrl,
+      DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      TENANT_DATABASE_URL: tenantDatabaseUrl,
+      TEMPORAL_ADDRESS: temporalAddress,
+      TEMPORAL_NAMESPACE: config.temporalNamespace,
+      PLATFORM_SECRET: platformSecret,
+      LOG_LEVEL: config.logLevel,
+      ...options.extraServiceEnv,
+    };
+    const launch = (name: ServiceName, servicePort: number) =>
+      launchService({ name, port: servicePort, env: serviceEnv, options, started, log });
+    // The control plane runs the platform migrations at start; the others rely on them.
+    await launch('control-plane', servicePorts.controlPlane);
+    const others = await Promise.allSettled([
+      launch('worker', servicePorts.worker),
+      launch('data-plane', servicePorts.dataPlane),
+    ]);
+    for (const outcome of others) if (outcome.status === 'rejected') throw outcome.reason;
+
+    checkCancelled();
+    let stopping: Promise<void> | undefined;
+    return {
+      baseUrl: `http://127.0.0.1:${port}`,
+      publicUrl,
+      port,
+      temporalAddress,
+      temporalUiUrl,
+      databaseUrl,
+      tenantDatabaseUrl: tenantDatabaseUrl ?? databaseUrl,
+      dataDir,
+      platformSecret,
+      servicePorts,
+      stop: () => (stopping ??= stopStarted()),
+    };
+  } catch (error) {
+    await stopStarted();
+    throw error;
+  }
+}
+
+/** What {@link launchService} needs. */
+interface LaunchService {
+  name: ServiceName;
+  port: number;
+  env: NodeJS.ProcessEnv;
+  options: StackOptions;
+  started: Started;
+  log: StackLog;
+}
+
+/** Starts one service under supervision (if its entry exists) and waits for its `/healthz`. */
+async function launchService({ name, port, env, options, started, log }: LaunchService): Promise<void> {
+  const entry = path.resolve(REPO_ROOT, options.serviceEntries?.[name] ?? SERVICE_LAYOUT[name].entry);
+  if (!existsSync(entry)) {
+    log.line(name, `${path.relative(REPO_ROOT, entry)} does not exist; not started`);
+    return;
+  }
+  const { portVariable } = SERVICE_LAYOUT[name];
+  const service = superviseService({ name, entry, port, portVariable, env, log });
+  // Recorded before waiting, so that a failed start stops it too.
+  started.services.push(service);
+  await waitUntil(() => answers200(service.healthUrl, 1000), {
+    what: `${name} /healthz`,
+    timeoutMs: SERVICE_READY_TIMEOUT_MS,
+    intervalMs: 200,
+    abort: () => (options.signal?.aborted ? 'start cancelled' : undefined),
+  });
+  log.line(name, `ready on 127.0.0.1:${port}`);
+}
+
+/** Signals every started child to stop, without waiting; safe inside an 'exit' handler. */
+function stopNow(started: Started): void {
+  for (const service of started.services) service.stopNow();
+  started.temporal?.stopNow();
+  started.postgres?.stopNow();
+}
+
+/** Stops whatever `started` holds, gateway first and PostgreSQL last, then closes the log files. */
+async function stopAll(started: Started, log: StackLog): Promise<void> {
+  started.postgres?.expectExit();
+  const attempt = async (part: string, stop: (() => Promise<void>) | undefined) => {
+    try {
+      await stop?.();
+    } catch (error) {
+      log.line(part, `failed to stop: ${(error as Error).message}`);
+    }
+  };
+  await attempt('gateway', started.gateway?.close);
+  await Promise.all(started.services.map((service) => attempt(service.name, () => service.stop())));
+  await attempt('gateway', started.health?.close);
+  await attempt('temporal', started.temporal?.stop);
+  await attempt('postgres', started.postgres?.stop);
+  await log.close();
+}

@@ -1,0 +1,128 @@
+/**
+ * The embedded Temporal of the local stack: `temporal server start-dev` with its
+ * SQLite file in `<dataDir>/temporal`, every port chosen free so that several
+ * stacks can run side by side.
+ */
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describeExit, hasExited, spawnLogged, terminate } from './child-process';
+import { answers200, canConnect, findFreePort, waitUntil } from './net';
+import type { StackLog } from './stack-log';
+
+/** A running Temporal dev server. */
+export interface TemporalDevServer {
+  /** Frontend gRPC `host:port`, the value of TEMPORAL_ADDRESS. */
+  address: string;
+  uiUrl: string;
+  isRunning(): boolean;
+  /** SIGTERM, then SIGKILL after 10 s; resolves when the process is gone. */
+  stop(): Promise<void>;
+  /** Sends SIGTERM without waiting: for when this process is exiting. */
+  stopNow(): void;
+}
+
+/** What {@link startTemporalDevServer} needs. */
+export interface TemporalDevServerOptions {
+  /** Path of the Temporal CLI binary (baseplane.mjs resolves it into BASEPLANE_TEMPORAL_BIN). */
+  bin: string;
+  dataDir: string;
+  namespace: string;
+  log: StackLog;
+}
+
+/** The Temporal CLI version baseplane.mjs installs into the cache. */
+export const TEMPORAL_CLI_VERSION = '1.5.1';
+
+/**
+ * The Temporal CLI to run: BASEPLANE_TEMPORAL_BIN (set by baseplane.mjs), else
+ * the copy baseplane.mjs caches, else `temporal` on PATH. The cache fallback is
+ * for runs that skip baseplane.mjs, such as `npx vitest`.
+ */
+export function resolveTemporalBin(env: Record<string, string | undefined>): string {
+  const explicit = env.BASEPLANE_TEMPORAL_BIN?.trim();
+  if (explicit) return explicit;
+  const cacheRoot = env.XDG_CACHE_HOME?.trim() || path.join(os.homedir(), '.cache');
+  const cached = path.join(cacheRoot, 'baseplane', `temporal-${TEMPORAL_CLI_VERSION}`, 'temporal');
+  return existsSync(cached) ? cached : 'temporal';
+}
+
+const READY_TIMEOUT_MS = 60_000;
+const STOP_GRACE_MS = 10_000;
+
+/** Starts the dev server and resolves once its frontend and UI answer. */
+export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<TemporalDevServer> {
+  const { log } = options;
+  const stateDir = path.join(options.dataDir, 'temporal');
+  await fs.mkdir(stateDir, { recursive: true });
+  const [port, uiPort, httpPort, metricsPort] = [
+    await findFreePort(),
+    await findFreePort(),
+    await findFreePort(),
+    await findFreePort(),
+  ];
+  const address = `127.0.0.1:${port}`;
+  const uiUrl = `http://127.0.0.1:${uiPort}`;
+
+  let stopping = false;
+  let bannerSeen = false;
+  const child = spawnLogged({
+    part: 'temporal',
+    command: options.bin,
+    // prettier-ignore
+    args: [
+      'server', 'start-dev',
+      '--ip', '127.0.0.1',
+      '--port', String(port),
+      '--ui-port', String(uiPort),
+      '--http-port', String(httpPort),
+      '--metrics-port', String(metricsPort),
+      '--db-filename', path.join(stateDir, 'temporal.db'),
+      '--namespace', options.namespace,
+      '--log-level', 'warn',
+      '--color', 'never',
+    ],
+    env: process.env,
+    log,
+    // Its shutdown is chatty (poller warnings); after Ctrl-C only the log file wants that.
+    toConsole: () => !stopping,
+  });
+  // The banner ("Server: …") is printed once the server has finished starting;
+  // the ports open earlier, before the namespaces exist.
+  child.stdout!.on('data', (chunk: Buffer) => {
+    if (/^Server:/m.test(chunk.toString('utf8'))) bannerSeen = true;
+  });
+  child.once('exit', (code, signal) => {
+    if (!stopping) log.line('temporal', `exited unexpectedly (${describeExit(code, signal)})`);
+  });
+
+  const server: TemporalDevServer = {
+    address,
+    uiUrl,
+    isRunning: () => !hasExited(child),
+    stopNow() {
+      stopping = true;
+      if (!hasExited(child)) child.kill('SIGTERM');
+    },
+    async stop() {
+      stopping = true;
+      await terminate(child, STOP_GRACE_MS, () => log.line('temporal', 'did not stop within 10 s; killing it'));
+    },
+  };
+
+  try {
+    const ready = async () =>
+      bannerSeen && (await canConnect('127.0.0.1', port, 1000)) && (await answers200(uiUrl, 1000));
+    await waitUntil(ready, {
+      what: 'Temporal dev server',
+      timeoutMs: READY_TIMEOUT_MS,
+      abort: () => (hasExited(child) ? `exited during start (see the [temporal] lines)` : undefined),
+    });
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+  log.line('temporal', `ready on ${address}, UI ${uiUrl}`);
+  return server;
+}

@@ -1,0 +1,178 @@
+/**
+ * The gateway's routing contract, over real sockets: which prefix reaches which
+ * service, what passes through untouched, and the gateway's own answers. Two
+ * small echo servers stand in for the control and data planes so that each
+ * request's arrival can be inspected.
+ */
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type Gateway } from '../local/src/gateway';
+import { nothingReady } from '../local/src/health';
+import { findFreePort } from '../local/src/net';
+
+interface Echo {
+  upstream: string;
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  bodyBytes: number;
+  bodySha256: string;
+}
+
+/** An HTTP server that answers with what it received; `x-echo-status` picks the status. */
+async function startEcho(name: string): Promise<{ url: string; hits: () => number; close: () => Promise<void> }> {
+  let hits = 0;
+  const server = http.createServer((request, response) => {
+    hits += 1;
+    const hash = createHash('sha256');
+    let bodyBytes = 0;
+    request.on('data', (chunk: Buffer) => {
+      bodyBytes += chunk.length;
+      hash.update(chunk);
+    });
+    request.on('end', () => {
+      const echo: Echo = {
+        upstream: name,
+        method: request.method!,
+        url: request.url!,
+        headers: request.headers,
+        bodyBytes,
+        bodySha256: hash.digest('hex'),
+      };
+      const status = Number(request.headers['x-echo-status'] ?? 200);
+      response.writeHead(status, { 'content-type': 'application/json', 'content-range': '0-9/100' });
+      response.end(JSON.stringify(echo));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    hits: () => hits,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** The flat error body of API.md → Conventions. */
+function apiError(code: string, message: unknown) {
+  return { code, message, details: null, hint: null };
+}
+
+let gateway: Gateway;
+let downGateway: Gateway;
+let controlPlane: Awaited<ReturnType<typeof startEcho>>;
+let dataPlane: Awaited<ReturnType<typeof startEcho>>;
+let base: string;
+
+beforeAll(async () => {
+  controlPlane = await startEcho('control-plane');
+  dataPlane = await startEcho('data-plane');
+  const checkHealth = async () => nothingReady();
+  gateway = await startGateway({
+    host: '127.0.0.1',
+    port: 0,
+    controlPlaneUrl: controlPlane.url,
+    dataPlaneUrl: dataPlane.url,
+    checkHealth,
+  });
+  base = `http://127.0.0.1:${gateway.port}`;
+  // Nothing listens on these ports: the services behind this gateway are down.
+  const nowhere = `http://127.0.0.1:${await findFreePort()}`;
+  downGateway = await startGateway({
+    host: '127.0.0.1',
+    port: 0,
+    controlPlaneUrl: nowhere,
+    dataPlaneUrl: nowhere,
+    checkHealth,
+  });
+});
+
+afterAll(async () => {
+  await Promise.all([gateway?.close(), downGateway?.close(), controlPlane?.close(), dataPlane?.close()]);
+});
+
+const routes = [
+  { name: 'data API', path: '/rest/v1/todos?select=id,title&done=is.false', upstream: 'data-plane' },
+  { name: 'data API alias under /api', path: '/api/rest/v1/todos?id=eq.1', upstream: 'data-plane' },
+  { name: 'end-user auth', path: '/rest/v1/auth/signup', upstream: 'data-plane' },
+  { name: 'storage', path: '/storage/v1/object/public/avatars/a.png', upstream: 'data-plane' },
+  { name: 'social-login broker', path: '/auth/v1/callback?code=x', upstream: 'data-plane' },
+  { name: 'operator API', path: '/api/projects/123/tables', upstream: 'control-plane' },
+  { name: 'operator API root', path: '/api', upstream: 'control-plane' },
+];
+
+describe('gateway routing', () => {
+  it.each(routes)('$name: $path reaches the $upstream with its path unchanged', async ({ path, upstream }) => {
+    const response = await fetch(base + path);
+    const echo = (await response.json()) as Echo;
+    expect(echo.upstream).toBe(upstream);
+    expect(echo.url).toBe(path);
+  });
+
+  it('passes request headers, status and response headers through, and adds x-forwarded-for', async () => {
+    const sent = { apikey: 'anon-key', authorization: 'Bearer user-token', prefer: 'count=exact', range: '0-9' };
+    const response = await fetch(`${base}/rest/v1/todos`, { headers: { ...sent, 'x-echo-status': '206' } });
+    expect(response.status).toBe(206);
+    expect(response.headers.get('content-range')).toBe('0-9/100');
+    const echo = (await response.json()) as Echo;
+    expect(echo.headers).toMatchObject(sent);
+    expect(echo.headers['x-forwarded-for']).toBe('127.0.0.1');
+    expect(echo.headers['x-forwarded-host']).toBe(`127.0.0.1:${gateway.port}`);
+  });
+
+  it('streams a request body through byte for byte, whatever its type', async () => {
+    const body = Buffer.alloc(3 * 1024 * 1024, 'abcdefgh');
+    const response = await fetch(`${base}/storage/v1/object/files/big.bin`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body,
+    });
+    const echo = (await response.json()) as Echo;
+    expect(echo.bodyBytes).toBe(body.length);
+    expect(echo.bodySha256).toBe(createHash('sha256').update(body).digest('hex'));
+  });
+
+  it('does not retry a GET the service answered 503 (the caller decides)', async () => {
+    const before = dataPlane.hits();
+    const response = await fetch(`${base}/rest/v1/todos`, { headers: { 'x-echo-status': '503' } });
+    expect(response.status).toBe(503);
+    expect(dataPlane.hits() - before).toBe(1);
+  });
+});
+
+describe("gateway's own answers", () => {
+  it('404 in the API error shape for a path no part serves', async () => {
+    const response = await fetch(`${base}/nothing/here`);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual(apiError('not_found', expect.any(String)));
+  });
+
+  it('503 service_unavailable naming the part when a service is down', async () => {
+    const cases = [
+      { path: '/api/projects', part: 'control plane' },
+      { path: '/rest/v1/todos', part: 'data plane' },
+    ];
+    for (const { path, part } of cases) {
+      const response = await fetch(`http://127.0.0.1:${downGateway.port}${path}`);
+      expect(response.status).toBe(503);
+      expect(await response.json()).toEqual(apiError('service_unavailable', expect.stringContaining(part)));
+    }
+  });
+
+  it('/healthz is 503 with every part listed while parts are not ready', async () => {
+    const response = await fetch(`${base}/healthz`);
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({
+      status: 'unavailable',
+      parts: {
+        platformDatabase: 'unavailable',
+        temporal: 'unavailable',
+        controlPlane: 'unavailable',
+        worker: 'unavailable',
+        dataPlane: 'unavailable',
+      },
+    });
+  });
+});

@@ -1,0 +1,51 @@
+/**
+ * Vitest global setup: one real local stack (embedded PostgreSQL, Temporal dev
+ * server, the services, the gateway) in a fresh temp dir for the whole run.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startStack, type Stack } from '../local/src/stack';
+import { serviceEnvFromJson, stackTestEnv } from './stack-env';
+
+/** Starts the stack and provides its coordinates; the returned function stops it. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'baseplane-test-'));
+  const logDir = path.join(dir, 'logs');
+  // Set BASEPLANE_KEEP_TEST_DIR=1 to keep data and logs for a post-mortem.
+  const keep = process.env.BASEPLANE_KEEP_TEST_DIR === '1';
+  console.log(`[stack] service logs: ${logDir}`);
+
+  let stack: Stack;
+  try {
+    stack = await startStack({
+      dataDir: dir,
+      port: 0,
+      env: stackTestEnv(),
+      quiet: true,
+      logDir,
+      extraServiceEnv: serviceEnvFromJson(process.env.BASEPLANE_TEST_SERVICE_ENV),
+    });
+  } catch (error) {
+    // startStack stopped what it had started; the logs say why it failed, so keep them.
+    console.error(`[stack] failed to start; logs kept in ${logDir}`);
+    throw error;
+  }
+
+  project.provide('baseUrl', stack.baseUrl);
+  project.provide('databaseUrl', stack.databaseUrl);
+  project.provide('tenantDatabaseUrl', stack.tenantDatabaseUrl);
+  project.provide('temporalAddress', stack.temporalAddress);
+  project.provide('temporalUiUrl', stack.temporalUiUrl);
+  project.provide('platformSecret', stack.platformSecret);
+  project.provide('servicePorts', stack.servicePorts);
+  project.provide('dataDir', stack.dataDir);
+  project.provide('logDir', logDir);
+
+  return async () => {
+    await stack.stop();
+    if (keep) console.log(`[stack] kept ${dir}`);
+    else await rm(dir, { recursive: true, force: true });
+  };
+}

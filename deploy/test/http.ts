@@ -1,0 +1,122 @@
+/**
+ * Shared harness for HTTP tests: a small fetch wrapper, operator sign-up, and
+ * PocketBase-style scenario tables (name, method, url, headers, expected
+ * status, expected content, expected events recorded by the request).
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { expect, inject, it } from 'vitest';
+
+export interface Answer<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export async function call<T = any>(method: string, url: string, options: { headers?: Record<string, string>; body?: unknown; raw?: string } = {}): Promise<Answer<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: string | undefined = options.raw;
+  if (options.body !== undefined) {
+    headers['content-type'] ??= 'application/json';
+    body = JSON.stringify(options.body);
+  }
+  const response = await fetch(new URL(url, inject('baseUrl')), { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON: keep the text */
+  }
+  return { status: response.status, headers: response.headers, body: parsed as T, text };
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+export const apikey = (key: string) => ({ apikey: key });
+
+export interface Operator {
+  token: string;
+  refreshToken: string;
+  accountId: string;
+  teamId: string;
+  email: string;
+}
+
+export async function signUpOperator(name = 'Operator'): Promise<Operator> {
+  const email = `op-${randomUUID()}@example.com`;
+  const answer = await call('POST', '/api/auth/signup', { body: { email, password: 'correct horse battery', name } });
+  expect(answer.status).toBe(201);
+  return { token: answer.body.accessToken, refreshToken: answer.body.refreshToken, accountId: answer.body.user.id, teamId: answer.body.team.id, email };
+}
+
+export interface ProjectAnswer {
+  id: string;
+  anonKey: string;
+  serviceKey: string;
+  status: string;
+  teamId: string;
+}
+
+export async function createProject(operator: Operator, name = 'test project'): Promise<ProjectAnswer> {
+  const answer = await call<ProjectAnswer>('POST', '/api/projects', { headers: bearer(operator.token), body: { name } });
+  expect(answer.status, answer.text).toBe(201);
+  expect(answer.body.status).toBe('active');
+  return answer.body;
+}
+
+/** Event types recorded in a project's stream after `afterVersion`. */
+export async function projectEventTypes(projectId: string, afterVersion = 0): Promise<string[]> {
+  const db = new pg.Client({ connectionString: inject('databaseUrl') });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ type: string }>(
+      'select type from events where stream_id = $1 and stream_version > $2 order by stream_version',
+      [`project-${projectId}`, afterVersion],
+    );
+    return rows.map((r) => r.type);
+  } finally {
+    await db.end();
+  }
+}
+
+export async function streamVersion(projectId: string): Promise<number> {
+  return (await projectEventTypes(projectId)).length;
+}
+
+export interface Scenario {
+  name: string;
+  method: string;
+  url: string | (() => string);
+  headers?: Record<string, string> | (() => Record<string, string>);
+  body?: unknown;
+  raw?: string;
+  expectedStatus: number;
+  /** Substrings the raw body must contain. */
+  expectedContent?: string[];
+  /** Substrings the raw body must not contain. */
+  notExpectedContent?: string[];
+  /** Event types the request must have appended to this project's stream (none when []). */
+  expectedEvents?: { projectId: () => string; types: string[] };
+}
+
+/** Registers one test per scenario. */
+export function scenarios(table: Scenario[]): void {
+  for (const s of table) {
+    it(s.name, async () => {
+      const before = s.expectedEvents ? await streamVersion(s.expectedEvents.projectId()) : 0;
+      const url = typeof s.url === 'function' ? s.url() : s.url;
+      const headers = typeof s.headers === 'function' ? s.headers() : s.headers;
+      const answer = await call(s.method, url, { headers, body: s.body, raw: s.raw });
+      expect(answer.status, answer.text).toBe(s.expectedStatus);
+      for (const text of s.expectedContent ?? []) expect(answer.text).toContain(text);
+      for (const text of s.notExpectedContent ?? []) expect(answer.text).not.toContain(text);
+      if (answer.status >= 400) {
+        expect(Object.keys(answer.body ?? {}).sort()).toEqual(['code', 'details', 'hint', 'message']);
+      }
+      if (s.expectedEvents) {
+        expect(await projectEventTypes(s.expectedEvents.projectId(), before)).toEqual(s.expectedEvents.types);
+      }
+    });
+  }
+}

@@ -1,0 +1,24 @@
+/** What deploy/test/global-setup.ts provides to every test through vitest's `inject()`. */
+import 'vitest';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The gateway, `http://127.0.0.1:<port>`. */
+    baseUrl: string;
+    /** Platform database (event store, projections), superuser URL. */
+    databaseUrl: string;
+    /** Cluster where tenant databases live, superuser URL. */
+    tenantDatabaseUrl: string;
+    /** Temporal frontend `host:port`. */
+    temporalAddress: string;
+    /** Temporal web UI; null when TEMPORAL_ADDRESS points at an external server. */
+    temporalUiUrl: string | null;
+    platformSecret: string;
+    /** Internal ports of the services behind the gateway. */
+    servicePorts: { controlPlane: number; worker: number; dataPlane: number };
+    /** The stack's data directory (a fresh temp dir). */
+    dataDir: string;
+    /** Where each part's log lines go (`<part>.log`). */
+    logDir: string;
+  }
+}

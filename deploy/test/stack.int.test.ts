@@ -1,0 +1,72 @@
+/**
+ * The local stack as the test harness started it: every part reports ready,
+ * the gateway's own answers keep the API error shape, a dead service comes back.
+ */
+import { describe, expect, inject, it } from 'vitest';
+import { ConfigError, loadConfig } from '@baseplane/contracts';
+import { processesWithEnv } from './processes';
+
+const baseUrl = inject('baseUrl');
+
+interface HealthBody {
+  status: string;
+  parts: Record<string, string>;
+}
+
+async function healthz(): Promise<{ status: number; body: HealthBody }> {
+  const response = await fetch(`${baseUrl}/healthz`);
+  return { status: response.status, body: (await response.json()) as HealthBody };
+}
+
+describe('local stack', () => {
+  it('reports all five parts ready on /healthz', async () => {
+    const { status, body } = await healthz();
+    expect(body).toEqual({
+      status: 'ok',
+      parts: { platformDatabase: 'ok', temporal: 'ok', controlPlane: 'ok', worker: 'ok', dataPlane: 'ok' },
+    });
+    expect(status).toBe(200);
+  });
+
+  it('answers an unknown path with 404 in the API error shape', async () => {
+    const response = await fetch(`${baseUrl}/no/such/path?x=1`);
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await response.json()).toEqual({
+      code: 'not_found',
+      message: expect.stringContaining('/no/such/path'),
+      details: null,
+      hint: null,
+    });
+  });
+
+  it('restarts a service that dies, on the same port', async () => {
+    const port = String(inject('servicePorts').dataPlane);
+    const [pid] = processesWithEnv('DATA_PLANE_PORT', port);
+    expect(pid).toBeDefined();
+    process.kill(pid!, 'SIGKILL');
+
+    // Back when a new process serves the port and the stack is healthy again.
+    const deadline = Date.now() + 30_000;
+    let replaced = false;
+    let last = await healthz();
+    while (!(replaced && last.status === 200) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const current = processesWithEnv('DATA_PLANE_PORT', port);
+      replaced = current.length > 0 && !current.includes(pid!);
+      last = await healthz();
+    }
+    expect(replaced).toBe(true);
+    expect(last.body.parts.dataPlane).toBe('ok');
+  });
+});
+
+describe('configuration', () => {
+  it('rejects a bad PORT with one line naming PORT', () => {
+    for (const bad of ['abc', '70000', '0']) {
+      const load = () => loadConfig({ PORT: bad });
+      expect(load).toThrow(ConfigError);
+      expect(load).toThrow(/^[^\n]*\bPORT\b[^\n]*$/);
+    }
+  });
+});

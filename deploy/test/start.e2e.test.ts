@@ -1,0 +1,110 @@
+/**
+ * `npm start` as a user runs it: `baseplane.mjs start` comes up on PORT with its
+ * data in DATA_DIR, stops cleanly on Ctrl-C leaving no process behind, comes
+ * back on the same data, and refuses a bad PORT in one line.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findFreePort } from '../local/src/net';
+import { processesMentioning } from './processes';
+import { stackTestEnv } from './stack-env';
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A `baseplane.mjs start` child with everything it printed so far. */
+interface StartRun {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<{ code: number | null; stderr: string }>;
+}
+
+function runStart(env: Record<string, string>): StartRun {
+  let stdout = '';
+  let stderr = '';
+  const child = spawn(process.execPath, ['deploy/local/bin/baseplane.mjs', 'start'], {
+    cwd: REPO_ROOT,
+    env: stackTestEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const exited = new Promise<{ code: number | null; stderr: string }>((resolve) =>
+    child.once('exit', (code) => resolve({ code, stderr })),
+  );
+  return { child, output: () => stdout + stderr, exited };
+}
+
+/** Resolves with the announced URL once the "is up" line appears; rejects if the child exits first. */
+async function waitUntilUp(run: StartRun, timeoutMs = 120_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const match = /Baseplane is up at (\S+)/.exec(run.output());
+    if (match) return match[1]!;
+    if (run.child.exitCode !== null) throw new Error(`start exited ${run.child.exitCode}:\n${run.output()}`);
+    if (Date.now() > deadline) throw new Error(`start not up after ${timeoutMs} ms:\n${run.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function stopWithCtrlC(run: StartRun): Promise<number | null> {
+  run.child.kill('SIGINT');
+  return (await run.exited).code;
+}
+
+let dataDir: string;
+const runs: StartRun[] = [];
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'baseplane-e2e-'));
+});
+
+afterAll(async () => {
+  // A failed assertion must not leave a stack running.
+  for (const run of runs) if (run.child.exitCode === null) await stopWithCtrlC(run);
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('npm start', () => {
+  it('comes up, is healthy, and Ctrl-C stops everything with exit 0', { timeout: 180_000 }, async () => {
+    const port = await findFreePort();
+    const run = runStart({ PORT: String(port), DATA_DIR: dataDir });
+    runs.push(run);
+    expect(await waitUntilUp(run)).toBe(`http://localhost:${port}`);
+    expect(run.output()).toMatch(/Temporal UI: http:\/\/127\.0\.0\.1:\d+/);
+    expect(run.output()).toContain('initialising a new cluster');
+
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(await health.json()).toMatchObject({ status: 'ok' });
+    expect(health.status).toBe(200);
+
+    expect(await stopWithCtrlC(run)).toBe(0);
+    expect(processesMentioning(dataDir)).toEqual([]);
+  });
+
+  it('comes back on the same DATA_DIR without initialising again', { timeout: 180_000 }, async () => {
+    const port = await findFreePort();
+    const run = runStart({ PORT: String(port), DATA_DIR: dataDir });
+    runs.push(run);
+    await waitUntilUp(run);
+    expect(run.output()).not.toContain('initialising a new cluster');
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+
+    expect(await stopWithCtrlC(run)).toBe(0);
+    expect(processesMentioning(dataDir)).toEqual([]);
+  });
+
+  it('refuses a bad PORT with exit 1 and one line naming PORT', async () => {
+    const run = runStart({ PORT: 'abc', DATA_DIR: dataDir });
+    runs.push(run);
+    const { code, stderr } = await run.exited;
+    expect(code).toBe(1);
+    const lines = stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/\bPORT\b/);
+  });
+});
