@@ -16,14 +16,14 @@ import {
   type ProjectEvent,
 } from '@baseplane/contracts';
 import type { PlatformStore } from './platform-store';
+import type { TenantPools } from './tenant-pools';
 import { apiRolesSql, createDatabaseSql, createOwnerRoleSql, databaseAccessSql, dropDatabaseSql, dropRoleSql, installSchemaSql } from './tenant-sql';
 
 export interface ActivityDependencies {
   platform: PlatformStore;
+  tenants: TenantPools;
   /** Superuser pool on the tenant cluster's maintenance database. */
   tenantAdmin: pg.Pool;
-  /** Superuser connection string of the tenant cluster, pointing at any database. */
-  tenantAdminUrl: string;
   platformSecret: string;
 }
 
@@ -90,14 +90,11 @@ function classified<T extends Record<string, (...args: never[]) => Promise<unkno
 }
 
 export function createActivities(deps: ActivityDependencies) {
-  const { platform, tenantAdmin } = deps;
+  const { platform, tenantAdmin, tenants } = deps;
 
-  async function tenantClient(projectId: string): Promise<pg.Client> {
-    const url = new URL(deps.tenantAdminUrl);
-    url.pathname = `/${tenantDatabaseName(projectId)}`;
-    const client = new pg.Client({ connectionString: url.toString() });
-    await client.connect();
-    return client;
+  /** Appends the success event of an applied change: the same activity, no extra round trip. */
+  function recordSuccess(outcome: Outcome): Promise<void> {
+    return platform.appendOutcome(outcome.projectId, { type: outcome.type, data: { projectId: outcome.projectId, causationVersion: outcome.version } } as ProjectEvent & { data: { causationVersion: number } }, outcome.correlationId);
   }
 
   async function exists(sql: string, value: string): Promise<boolean> {
@@ -150,9 +147,10 @@ export function createActivities(deps: ActivityDependencies) {
       });
     },
 
-    async installTenantSchema(ref: EventRef): Promise<void> {
+    /** Installs the tenant schema and, in the same activity, records `ProjectProvisioned`. */
+    async installTenantSchema(ref: EventRef & { correlationId: string }): Promise<void> {
       const { projectId, version } = ref;
-      const client = await tenantClient(projectId);
+      const client = await tenants.forProject(projectId).connect();
       let performed = false;
       try {
         await client.query('begin');
@@ -171,33 +169,34 @@ export function createActivities(deps: ActivityDependencies) {
         await client.query('rollback').catch(() => undefined);
         throw error;
       } finally {
-        await client.end();
+        client.release();
       }
       await platform.recordStep(projectId, version, 'installTenantSchema', performed, Context.current().info.attempt);
+      await recordSuccess({ ...ref, type: 'ProjectProvisioned' });
     },
 
-    /** Applies a no-op: moves the applied-version marker, proving the tenant is reachable. */
-    async applyPing({ projectId, version }: EventRef): Promise<void> {
-      const client = await tenantClient(projectId);
-      try {
-        await client.query('update baseplane_meta.applied set version = greatest(version, $1)', [version]);
-      } finally {
-        await client.end();
-      }
+    /** Applies a no-op (moves the applied-version marker, proving the tenant answers) and records it. */
+    async applyPing(ref: EventRef & { correlationId: string }): Promise<void> {
+      await tenants.forProject(ref.projectId).query('update baseplane_meta.applied set version = greatest(version, $1)', [ref.version]);
+      await recordSuccess({ ...ref, type: 'ProjectPingApplied' });
     },
 
-    async dropDatabase(ref: EventRef): Promise<void> {
+    /** Drops the tenant database and owner role and records `ProjectDeleted`. */
+    async dropDatabase(ref: EventRef & { correlationId: string }): Promise<void> {
       const name = tenantDatabaseName(ref.projectId);
       const role = tenantOwnerRole(ref.projectId);
       const gone = (sql: string, value: string) => async () => !(await exists(sql, value));
+      await tenants.close(ref.projectId);
       await withHeartbeat(async () => {
         await step(ref, 'dropDatabase', gone('select 1 from pg_database where datname = $1', name), () =>
           tenantAdmin.query(dropDatabaseSql(name)),
         );
         await step(ref, 'dropOwnerRole', gone('select 1 from pg_roles where rolname = $1', role), () => tenantAdmin.query(dropRoleSql(role)));
       });
+      await recordSuccess({ ...ref, type: 'ProjectDeleted' });
     },
 
+    /** Records a failure outcome (successes are recorded by the activity that applied them). */
     async recordOutcome(outcome: Outcome): Promise<void> {
       const base = { projectId: outcome.projectId, causationVersion: outcome.version };
       const event = (FAILURE_OUTCOMES.has(outcome.type)

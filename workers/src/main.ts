@@ -14,6 +14,7 @@ import pino from 'pino';
 import { ConfigError, PROJECT_TASK_QUEUE, loadServiceConfig } from '@baseplane/contracts';
 import { createActivities } from './activities';
 import { PlatformStore } from './platform-store';
+import { TenantPools } from './tenant-pools';
 
 const WORKFLOWS = fileURLToPath(new URL('./workflows.ts', import.meta.url));
 
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
   const tenantAdmin = new pg.Pool({ connectionString: config.tenantDatabaseUrl, max: 5 });
   for (const pool of [platformDb, tenantAdmin]) pool.on('error', (err) => log.warn({ err }, 'idle connection failed'));
 
+  const tenants = new TenantPools(config.tenantDatabaseUrl);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   const worker = await Worker.create({
     connection,
@@ -60,7 +62,7 @@ async function main(): Promise<void> {
     activities: createActivities({
       platform: new PlatformStore(platformDb),
       tenantAdmin,
-      tenantAdminUrl: config.tenantDatabaseUrl,
+      tenants,
       platformSecret: config.platformSecret,
     }),
   });
@@ -85,7 +87,7 @@ async function main(): Promise<void> {
   await worker.run();
   health.close();
   await connection.close();
-  await Promise.all([platformDb.end(), tenantAdmin.end()]);
+  await Promise.all([platformDb.end(), tenantAdmin.end(), tenants.closeAll()]);
 }
 
 main().catch((error) => {

@@ -1,7 +1,8 @@
 /**
  * The project workflow: one long-lived workflow per project (an entity
  * workflow). Signals say how far the project's stream has grown; it applies
- * the pending events in stream order, one outcome event each, and ends when
+ * the pending events in stream order, one outcome event each (the applying
+ * activity records a success; the workflow records a failure), and ends when
  * the project is deleted. Deterministic: activity types only, no I/O.
  */
 import { ActivityFailure, ApplicationFailure, condition, continueAsNew, defineSignal, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
@@ -38,7 +39,7 @@ function reasonOf(error: unknown): string {
 type Applied = 'continue' | 'deleted';
 
 async function applyEvent(projectId: string, event: PendingEvent): Promise<Applied> {
-  const ref: EventRef = { projectId, version: event.version };
+  const ref: EventRef & { correlationId: string } = { projectId, version: event.version, correlationId: event.correlationId };
   const record = (type: Parameters<Activities['recordOutcome']>[0]['type'], reason?: string) =>
     recorder.recordOutcome({ ...ref, type, correlationId: event.correlationId, ...(reason === undefined ? {} : { reason }) });
   switch (event.type) {
@@ -48,7 +49,6 @@ async function applyEvent(projectId: string, event: PendingEvent): Promise<Appli
         await tenant.createOwnerRole(ref);
         await tenant.createDatabase(ref);
         await tenant.installTenantSchema(ref);
-        await record('ProjectProvisioned');
       } catch (error) {
         if (!(error instanceof ActivityFailure)) throw error;
         await record('ProjectProvisioningFailed', reasonOf(error));
@@ -57,7 +57,6 @@ async function applyEvent(projectId: string, event: PendingEvent): Promise<Appli
     case 'ProjectPinged':
       try {
         await tenant.applyPing(ref);
-        await record('ProjectPingApplied');
       } catch (error) {
         if (!(error instanceof ActivityFailure)) throw error;
         // A ping that cannot reach the tenant fails its operation and leaves the project as it is.
@@ -67,7 +66,6 @@ async function applyEvent(projectId: string, event: PendingEvent): Promise<Appli
     case 'ProjectDeletionRequested':
       try {
         await tenant.dropDatabase(ref);
-        await record('ProjectDeleted');
         return 'deleted';
       } catch (error) {
         if (!(error instanceof ActivityFailure)) throw error;
