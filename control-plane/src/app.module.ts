@@ -17,6 +17,7 @@ import { ExecuteProjectCommandHandler } from './projects/project-command';
 import { OperationWaiter } from './projects/operation-waiter';
 import { ProjectsService } from './projects/projects.service';
 import { ProjectsController } from './projects/projects.controller';
+import { TenantConnections } from './tenants/tenant-connections';
 
 export const PG_POOL = Symbol('PG_POOL');
 export const CONFIG = Symbol('CONFIG');
@@ -62,6 +63,7 @@ export class AppModule {
             new ProjectsService(db, store, bus, waiter, s, c.publicUrl),
           inject: [PG_POOL, EventStore, CommandBus, OperationWaiter, PlatformSecrets, CONFIG],
         },
+        { provide: TenantConnections, useFactory: (c: ServiceConfig) => new TenantConnections(c.tenantDatabaseUrl, c.platformSecret), inject: [CONFIG] },
         ExecuteProjectCommandHandler,
       ],
     };

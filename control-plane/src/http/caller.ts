@@ -53,17 +53,24 @@ export class CallerResolver {
    * The caller may act on this project: a member of its team, or its own
    * service key. Another team's member is told 404, as if it did not exist.
    */
-  async forProject(request: FastifyRequest, projectId: string): Promise<{ caller: Caller; teamId: string }> {
+  async forProject(request: FastifyRequest, projectId: string): Promise<{ caller: Caller; teamId: string; status: string }> {
     const caller = await this.resolve(request);
-    const { rows } = await this.db.query<{ team_id: string }>('select team_id from projects where id = $1', [projectId]);
+    const { rows } = await this.db.query<{ team_id: string; status: string }>('select team_id, status from projects where id = $1', [projectId]);
     const project = rows[0];
     if (caller.kind === 'service') {
       if (caller.projectId !== projectId) throw new ApiError(401, 'invalid_api_key', 'this key belongs to another project');
-      return { caller, teamId: project!.team_id };
+      return { caller, teamId: project!.team_id, status: project!.status };
     }
     if (!project) throw notFound('project');
     const member = await this.db.query('select 1 from team_members where team_id = $1 and account_id = $2', [project.team_id, caller.accountId]);
     if (member.rowCount === 0) throw notFound('project');
-    return { caller, teamId: project.team_id };
+    return { caller, teamId: project.team_id, status: project.status };
+  }
+
+  /** As `forProject`, and the project's database must be serving (else 503 `project_unavailable`). */
+  async forActiveProject(request: FastifyRequest, projectId: string): Promise<{ caller: Caller; teamId: string }> {
+    const access = await this.forProject(request, projectId);
+    if (access.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${access.status}`);
+    return access;
   }
 }

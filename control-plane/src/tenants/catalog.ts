@@ -1,0 +1,122 @@
+/**
+ * Reads a tenant's `public` schema from the live system catalogs: tables,
+ * columns, primary and foreign keys, RLS and policies. The catalog is the
+ * truth, so what SQL changed shows as well as what commands changed.
+ */
+import type { PoolClient } from 'pg';
+
+export interface ColumnInfo {
+  name: string;
+  type: string;
+  nullable: boolean;
+  default: string | null;
+  unique: boolean;
+  isPrimaryKey: boolean;
+  isIdentity: boolean;
+}
+
+export interface ForeignKeyInfo {
+  name: string;
+  columns: string[];
+  references: { table: string; columns: string[] };
+  onDelete: string;
+  onUpdate: string;
+}
+
+export interface PolicyInfo {
+  name: string;
+  command: string;
+  roles: string[];
+  using: string | null;
+  check: string | null;
+}
+
+export interface TableInfo {
+  name: string;
+  schema: 'public';
+  columns: ColumnInfo[];
+  primaryKey: string[];
+  foreignKeys: ForeignKeyInfo[];
+  rlsEnabled: boolean;
+  access: string;
+  policies: PolicyInfo[];
+}
+
+const ACTIONS: Record<string, string> = { a: 'no action', r: 'restrict', c: 'cascade', n: 'set null', d: 'set default' };
+
+/** All tables of `public` (or just `only`), ordered by name. */
+export async function readCatalog(client: PoolClient, only?: string): Promise<TableInfo[]> {
+  const tables = await client.query<{ oid: number; name: string; rls: boolean; access: string | null }>(
+    `select c.oid, c.relname as name, c.relrowsecurity as rls, obj_description(c.oid, 'pg_class') as access
+     from pg_class c join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname = 'public' and c.relkind in ('r', 'p') and ($1::text is null or c.relname = $1)
+     order by c.relname`,
+    [only ?? null],
+  );
+  if (tables.rows.length === 0) return [];
+  const oids = tables.rows.map((t) => t.oid);
+  const [columns, constraints, policies] = await Promise.all([
+    client.query<{ table_oid: number; name: string; type: string; nullable: boolean; default: string | null; identity: string }>(
+      `select a.attrelid as table_oid, a.attname as name, format_type(a.atttypid, a.atttypmod) as type,
+              not a.attnotnull as nullable, pg_get_expr(d.adbin, d.adrelid) as default, a.attidentity as identity
+       from pg_attribute a left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+       where a.attrelid = any($1) and a.attnum > 0 and not a.attisdropped
+       order by a.attrelid, a.attnum`,
+      [oids],
+    ),
+    client.query<{ table_oid: number; name: string; type: string; columns: string[]; ref_table: string | null; ref_columns: string[] | null; on_delete: string; on_update: string }>(
+      `select con.conrelid as table_oid, con.conname as name, con.contype as type,
+              array(select a.attname from unnest(con.conkey) with ordinality k(n, i)
+                    join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.n order by k.i)::text[] as columns,
+              rc.relname as ref_table,
+              case when con.contype = 'f' then array(select a.attname from unnest(con.confkey) with ordinality k(n, i)
+                    join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.n order by k.i)::text[] end as ref_columns,
+              con.confdeltype as on_delete, con.confupdtype as on_update
+       from pg_constraint con left join pg_class rc on rc.oid = con.confrelid
+       where con.conrelid = any($1) and con.contype in ('p', 'u', 'f')
+       order by con.conname`,
+      [oids],
+    ),
+    client.query<{ table_oid: number; name: string; command: string; roles: string[]; using: string | null; check: string | null }>(
+      `select p.polrelid as table_oid, p.polname as name,
+              case p.polcmd when 'r' then 'select' when 'a' then 'insert' when 'w' then 'update' when 'd' then 'delete' else 'all' end as command,
+              case when p.polroles = '{0}' then array['public'] else array(select rolname from pg_roles where oid = any(p.polroles) order by rolname) end::text[] as roles,
+              pg_get_expr(p.polqual, p.polrelid) as using, pg_get_expr(p.polwithcheck, p.polrelid) as check
+       from pg_policy p where p.polrelid = any($1) order by p.polname`,
+      [oids],
+    ),
+  ]);
+  return tables.rows.map((table) => {
+    const own = constraints.rows.filter((c) => c.table_oid === table.oid);
+    const primaryKey = own.find((c) => c.type === 'p')?.columns ?? [];
+    const uniqueSingles = new Set(own.filter((c) => c.type === 'u' && c.columns.length === 1).map((c) => c.columns[0]!));
+    return {
+      name: table.name,
+      schema: 'public' as const,
+      columns: columns.rows
+        .filter((c) => c.table_oid === table.oid)
+        .map((c) => ({
+          name: c.name,
+          type: c.type,
+          nullable: c.nullable,
+          default: c.default,
+          unique: uniqueSingles.has(c.name) || (primaryKey.length === 1 && primaryKey[0] === c.name),
+          isPrimaryKey: primaryKey.includes(c.name),
+          isIdentity: c.identity !== '',
+        })),
+      primaryKey,
+      foreignKeys: own
+        .filter((c) => c.type === 'f')
+        .map((c) => ({
+          name: c.name,
+          columns: c.columns,
+          references: { table: c.ref_table!, columns: c.ref_columns ?? [] },
+          onDelete: ACTIONS[c.on_delete] ?? 'no action',
+          onUpdate: ACTIONS[c.on_update] ?? 'no action',
+        })),
+      rlsEnabled: table.rls,
+      access: /^baseplane:access=([a-z-]+)$/.exec(table.access ?? '')?.[1] ?? 'custom',
+      policies: policies.rows.filter((p) => p.table_oid === table.oid).map(({ table_oid: _, ...p }) => p),
+    };
+  });
+}

@@ -1,0 +1,61 @@
+/**
+ * Connections to tenant databases as the project's owner role (never a
+ * superuser): the SQL console and the management reads and writes run here.
+ * The owner's password is derived from PLATFORM_SECRET, so nothing is stored.
+ */
+import pg from 'pg';
+import { ApiError, deriveSecret, ownerPasswordPurpose, tenantDatabaseName, tenantOwnerRole } from '@baseplane/contracts';
+
+export class TenantConnections {
+  private readonly pools = new Map<string, pg.Pool>();
+
+  constructor(private readonly tenantClusterUrl: string, private readonly platformSecret: string) {}
+
+  /** A small pool per project, logged in as `p_<id>_owner` on `p_<id>`. */
+  asOwner(projectId: string): pg.Pool {
+    let pool = this.pools.get(projectId);
+    if (!pool) {
+      const url = new URL(this.tenantClusterUrl);
+      url.username = tenantOwnerRole(projectId);
+      url.password = deriveSecret(this.platformSecret, ownerPasswordPurpose(projectId));
+      url.pathname = `/${tenantDatabaseName(projectId)}`;
+      pool = new pg.Pool({ connectionString: url.toString(), max: 4, idleTimeoutMillis: 30_000 });
+      pool.on('error', () => undefined);
+      this.pools.set(projectId, pool);
+    }
+    return pool;
+  }
+
+  /** Runs `work` in one transaction as the owner; rolls back on any error. */
+  async transaction<T>(projectId: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.asOwner(projectId).connect();
+    } catch {
+      throw new ApiError(503, 'project_unavailable', 'the project database is not reachable');
+    }
+    try {
+      await client.query('begin');
+      const result = await work(client);
+      await client.query('commit');
+      return result;
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(projectId: string): Promise<void> {
+    const pool = this.pools.get(projectId);
+    this.pools.delete(projectId);
+    await pool?.end();
+  }
+
+  async closeAll(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((pool) => pool.end()));
+  }
+}
