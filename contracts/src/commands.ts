@@ -2,7 +2,7 @@
  * Project commands: what an operator asks for. Decided against the project's
  * state by the control plane's pure decider into events.
  */
-import type { KeyKind, StoredKey } from './events';
+import type { ColumnChange, ColumnSpec, ForeignKeySpec, KeyKind, StoredKey, TableAccess } from './events';
 
 interface Command<T extends string, D> {
   type: T;
@@ -20,3 +20,14 @@ export type RotateApiKey = Command<'RotateApiKey', { projectId: string; kind: Ke
 export type PingProject = Command<'PingProject', { projectId: string }>;
 
 export type ProjectCommand = CreateProject | DeleteProject | RotateApiKey | PingProject;
+
+/** Schema commands: decided against the tenant's live catalog, applied by the project's workflow. */
+export type CreateTable = Command<'CreateTable', { projectId: string; name: string; columns: ColumnSpec[]; access: TableAccess }>;
+export type DropTable = Command<'DropTable', { projectId: string; name: string }>;
+export type AddColumn = Command<'AddColumn', { projectId: string; table: string; column: ColumnSpec }>;
+export type UpdateColumn = Command<'UpdateColumn', { projectId: string; table: string; column: string; change: ColumnChange }>;
+export type DropColumn = Command<'DropColumn', { projectId: string; table: string; column: string }>;
+export type AddForeignKey = Command<'AddForeignKey', { projectId: string; table: string; foreignKey: Pick<ForeignKeySpec, 'columns' | 'references'> & Partial<Pick<ForeignKeySpec, 'name' | 'onDelete' | 'onUpdate'>> }>;
+export type DropForeignKey = Command<'DropForeignKey', { projectId: string; table: string; name: string }>;
+
+export type SchemaCommand = CreateTable | DropTable | AddColumn | UpdateColumn | DropColumn | AddForeignKey | DropForeignKey;

@@ -46,6 +46,69 @@ export type ProjectPinged = Event<'ProjectPinged', { projectId: string }>;
 export type ProjectPingApplied = Event<'ProjectPingApplied', { projectId: string; causationVersion: number }>;
 export type ProjectPingFailed = Event<'ProjectPingFailed', { projectId: string; causationVersion: number; reason: string }>;
 
+/** A column as a command declares it (API.md → Tables). */
+export interface ColumnSpec {
+  name: string;
+  type: string;
+  nullable?: boolean;
+  default?: string | null;
+  unique?: boolean;
+  primaryKey?: boolean;
+}
+
+export type TableAccess = 'public-read' | 'authenticated' | 'owner' | 'private' | 'custom';
+
+export interface ForeignKeySpec {
+  name: string;
+  columns: string[];
+  references: { table: string; columns: string[] };
+  onDelete: string;
+  onUpdate: string;
+}
+
+export interface ColumnChange {
+  name?: string;
+  type?: string;
+  using?: string;
+  nullable?: boolean;
+  default?: string | null;
+}
+
+/** Schema commands' events, applied to the tenant by the project's workflow. */
+export type TableCreated = Event<'TableCreated', { projectId: string; name: string; columns: ColumnSpec[]; access: TableAccess }>;
+export type TableDropped = Event<'TableDropped', { projectId: string; name: string }>;
+export type ColumnAdded = Event<'ColumnAdded', { projectId: string; table: string; column: ColumnSpec }>;
+export type ColumnUpdated = Event<'ColumnUpdated', { projectId: string; table: string; column: string; change: ColumnChange }>;
+export type ColumnDropped = Event<'ColumnDropped', { projectId: string; table: string; column: string }>;
+export type ForeignKeyAdded = Event<'ForeignKeyAdded', { projectId: string; table: string; foreignKey: ForeignKeySpec }>;
+export type ForeignKeyDropped = Event<'ForeignKeyDropped', { projectId: string; table: string; name: string }>;
+/** Outcome of a schema event: applied, or refused by PostgreSQL with its error. */
+export type SchemaChangeApplied = Event<'SchemaChangeApplied', { projectId: string; causationVersion: number }>;
+export type SchemaChangeFailed = Event<'SchemaChangeFailed', {
+  projectId: string;
+  causationVersion: number;
+  reason: string;
+  error: { code: string | null; message: string; detail: string | null; hint: string | null };
+}>;
+/** DDL an operator ran through the SQL console, captured by the tenant's event trigger. */
+export type SqlDdlRecorded = Event<'SqlDdlRecorded', {
+  projectId: string;
+  statement: string;
+  commands: { commandTag: string; objectType: string | null; objectIdentity: string | null }[];
+}>;
+
+export type SchemaEvent =
+  | TableCreated
+  | TableDropped
+  | ColumnAdded
+  | ColumnUpdated
+  | ColumnDropped
+  | ForeignKeyAdded
+  | ForeignKeyDropped
+  | SchemaChangeApplied
+  | SchemaChangeFailed
+  | SqlDdlRecorded;
+
 export type ProjectEvent =
   | ProjectCreated
   | ProjectProvisioned
@@ -56,7 +119,8 @@ export type ProjectEvent =
   | ApiKeyRotated
   | ProjectPinged
   | ProjectPingApplied
-  | ProjectPingFailed;
+  | ProjectPingFailed
+  | SchemaEvent;
 
 export type ProjectEventType = ProjectEvent['type'];
 
@@ -72,6 +136,16 @@ export const EVENT_SCHEMA_VERSIONS: Record<ProjectEventType, number> = {
   ProjectPinged: 1,
   ProjectPingApplied: 1,
   ProjectPingFailed: 1,
+  TableCreated: 1,
+  TableDropped: 1,
+  ColumnAdded: 1,
+  ColumnUpdated: 1,
+  ColumnDropped: 1,
+  ForeignKeyAdded: 1,
+  ForeignKeyDropped: 1,
+  SchemaChangeApplied: 1,
+  SchemaChangeFailed: 1,
+  SqlDdlRecorded: 1,
 };
 
 /**
@@ -82,6 +156,24 @@ export const APPLIED_BY_WORKFLOW: ReadonlySet<ProjectEventType> = new Set<Projec
   'ProjectCreated',
   'ProjectDeletionRequested',
   'ProjectPinged',
+  'TableCreated',
+  'TableDropped',
+  'ColumnAdded',
+  'ColumnUpdated',
+  'ColumnDropped',
+  'ForeignKeyAdded',
+  'ForeignKeyDropped',
+]);
+
+/** Schema events a project's workflow applies (all with a SchemaChangeApplied/Failed outcome). */
+export const SCHEMA_CHANGE_EVENTS: ReadonlySet<ProjectEventType> = new Set<ProjectEventType>([
+  'TableCreated',
+  'TableDropped',
+  'ColumnAdded',
+  'ColumnUpdated',
+  'ColumnDropped',
+  'ForeignKeyAdded',
+  'ForeignKeyDropped',
 ]);
 
 /** Where and when an event was recorded. */

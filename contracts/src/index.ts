@@ -5,4 +5,5 @@ export * from './config';
 export * from './errors';
 export * from './events';
 export * from './keys';
+export * from './schema';
 export * from './workflows';

@@ -15,9 +15,12 @@ import { AccountsController } from './accounts/accounts.controller';
 import { CallerResolver } from './http/caller';
 import { ExecuteProjectCommandHandler } from './projects/project-command';
 import { OperationWaiter } from './projects/operation-waiter';
+import { CommandRunner } from './projects/command-runner';
 import { ProjectsService } from './projects/projects.service';
 import { ProjectsController } from './projects/projects.controller';
 import { TenantConnections } from './tenants/tenant-connections';
+import { TablesController } from './tables/tables.controller';
+import { ExecuteSchemaCommandHandler } from './tables/schema-command';
 
 export const PG_POOL = Symbol('PG_POOL');
 export const CONFIG = Symbol('CONFIG');
@@ -46,7 +49,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [CqrsModule.forRoot()],
-      controllers: [HealthController, AccountsController, ProjectsController],
+      controllers: [HealthController, AccountsController, ProjectsController, TablesController],
       providers: [
         { provide: CONFIG, useValue: deps.config },
         { provide: PG_POOL, useValue: deps.db },
@@ -57,14 +60,16 @@ export class AppModule {
         { provide: PlatformTokenService, useFactory: (db: Pool, s: PlatformSecrets) => new PlatformTokenService(db, s), inject: [PG_POOL, PlatformSecrets] },
         { provide: AccountsService, useFactory: (db: Pool, t: PlatformTokenService) => new AccountsService(db, t), inject: [PG_POOL, PlatformTokenService] },
         { provide: CallerResolver, useFactory: (db: Pool, t: PlatformTokenService) => new CallerResolver(db, t), inject: [PG_POOL, PlatformTokenService] },
+        { provide: CommandRunner, useFactory: (waiter: OperationWaiter) => new CommandRunner(waiter), inject: [OperationWaiter] },
         {
           provide: ProjectsService,
-          useFactory: (db: Pool, store: EventStore, bus: CommandBus, waiter: OperationWaiter, s: PlatformSecrets, c: ServiceConfig) =>
-            new ProjectsService(db, store, bus, waiter, s, c.publicUrl),
-          inject: [PG_POOL, EventStore, CommandBus, OperationWaiter, PlatformSecrets, CONFIG],
+          useFactory: (db: Pool, store: EventStore, bus: CommandBus, runner: CommandRunner, s: PlatformSecrets, c: ServiceConfig) =>
+            new ProjectsService(db, store, bus, runner, s, c.publicUrl),
+          inject: [PG_POOL, EventStore, CommandBus, CommandRunner, PlatformSecrets, CONFIG],
         },
         { provide: TenantConnections, useFactory: (c: ServiceConfig) => new TenantConnections(c.tenantDatabaseUrl, c.platformSecret), inject: [CONFIG] },
         ExecuteProjectCommandHandler,
+        ExecuteSchemaCommandHandler,
       ],
     };
   }

@@ -14,9 +14,11 @@ import {
   tenantDatabaseName,
   tenantOwnerRole,
   type ProjectEvent,
+  type SchemaEvent,
 } from '@baseplane/contracts';
 import type { PlatformStore } from './platform-store';
 import type { TenantPools } from './tenant-pools';
+import { schemaChangeSql } from './schema-ddl';
 import { apiRolesSql, createDatabaseSql, createOwnerRoleSql, databaseAccessSql, dropDatabaseSql, dropRoleSql, installSchemaSql } from './tenant-sql';
 
 export interface ActivityDependencies {
@@ -38,13 +40,24 @@ export interface PendingEvent {
   correlationId: string;
 }
 
-export type OutcomeType = 'ProjectProvisioned' | 'ProjectProvisioningFailed' | 'ProjectDeleted' | 'ProjectDeletionFailed' | 'ProjectPingApplied' | 'ProjectPingFailed';
-const FAILURE_OUTCOMES: ReadonlySet<OutcomeType> = new Set(['ProjectProvisioningFailed', 'ProjectDeletionFailed', 'ProjectPingFailed']);
+export type OutcomeType =
+  | 'ProjectProvisioned' | 'ProjectProvisioningFailed' | 'ProjectDeleted' | 'ProjectDeletionFailed'
+  | 'ProjectPingApplied' | 'ProjectPingFailed' | 'SchemaChangeApplied' | 'SchemaChangeFailed';
+const FAILURE_OUTCOMES: ReadonlySet<OutcomeType> = new Set(['ProjectProvisioningFailed', 'ProjectDeletionFailed', 'ProjectPingFailed', 'SchemaChangeFailed']);
+
+/** PostgreSQL's words about a change it refused, carried into the failure event. */
+export interface DatabaseErrorInfo {
+  code: string | null;
+  message: string;
+  detail: string | null;
+  hint: string | null;
+}
 
 export interface Outcome extends EventRef {
   type: OutcomeType;
   correlationId: string;
   reason?: string;
+  error?: DatabaseErrorInfo;
 }
 
 /** Keeps Temporal informed while a statement runs, so a dead worker is noticed within the heartbeat timeout. */
@@ -58,6 +71,9 @@ async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** A query sent with the extended protocol, which runs exactly one statement. */
+const extendedProtocol = (text: string) => ({ text, queryMode: 'extended' }) as pg.QueryConfig;
+
 const DUPLICATE = new Set(['42710', '42P04', '23505']);
 
 /**
@@ -68,7 +84,8 @@ const DUPLICATE = new Set(['42710', '42P04', '23505']);
 export function classifyError(error: unknown): unknown {
   const e = error as { code?: string; message?: string; detail?: string; hint?: string };
   if (typeof e.code === 'string' && /^(22|23|42|2B|3F|0A)/.test(e.code)) {
-    return ApplicationFailure.nonRetryable(e.message ?? 'database error', 'DatabaseError', { code: e.code, detail: e.detail ?? null, hint: e.hint ?? null });
+    const info: DatabaseErrorInfo = { code: e.code, message: e.message ?? 'database error', detail: e.detail ?? null, hint: e.hint ?? null };
+    return ApplicationFailure.nonRetryable(info.message, 'DatabaseError', info);
   }
   return error;
 }
@@ -196,11 +213,46 @@ export function createActivities(deps: ActivityDependencies) {
       await recordSuccess({ ...ref, type: 'ProjectDeleted' });
     },
 
+    /**
+     * Applies one schema event as the project's owner, in one transaction with
+     * the applied-version marker (a retry after a crash finds it applied and
+     * does nothing), then records `SchemaChangeApplied`.
+     */
+    async applySchemaChange(ref: EventRef & { correlationId: string }): Promise<void> {
+      const [event] = await platform.readStream(ref.projectId, ref.version - 1, ref.version);
+      if (!event) throw ApplicationFailure.nonRetryable(`no event at version ${ref.version}`);
+      const statements = schemaChangeSql({ type: event.type, data: event.data } as SchemaEvent);
+      const client = await tenants.forProject(ref.projectId).connect();
+      try {
+        await client.query('begin');
+        const marker = await client.query<{ version: number }>('select version from baseplane_meta.applied for update');
+        if ((marker.rows[0]?.version ?? 0) < ref.version) {
+          await client.query(`set local role "${tenantOwnerRole(ref.projectId)}"`);
+          // Tells the tenant's DDL capture that this change is already in the history.
+          await client.query(`set local baseplane.source = 'workflow'`);
+          for (const text of statements) await client.query(extendedProtocol(text));
+          await client.query('reset role');
+          await client.query('update baseplane_meta.applied set version = $1', [ref.version]);
+        }
+        await client.query('commit');
+      } catch (error) {
+        await client.query('rollback').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+      await recordSuccess({ ...ref, type: 'SchemaChangeApplied' });
+    },
+
     /** Records a failure outcome (successes are recorded by the activity that applied them). */
     async recordOutcome(outcome: Outcome): Promise<void> {
       const base = { projectId: outcome.projectId, causationVersion: outcome.version };
+      const reason = outcome.reason ?? 'unknown error';
+      const failure = outcome.type === 'SchemaChangeFailed'
+        ? { ...base, reason, error: outcome.error ?? { code: null, message: reason, detail: null, hint: null } }
+        : { ...base, reason };
       const event = (FAILURE_OUTCOMES.has(outcome.type)
-        ? { type: outcome.type, data: { ...base, reason: outcome.reason ?? 'unknown error' } }
+        ? { type: outcome.type, data: failure }
         : { type: outcome.type, data: base }) as ProjectEvent & { data: { causationVersion: number } };
       await platform.appendOutcome(outcome.projectId, event, outcome.correlationId);
     },

@@ -7,7 +7,7 @@
  */
 import { ActivityFailure, ApplicationFailure, condition, continueAsNew, defineSignal, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { ApplySignal, ProjectWorkflowInput } from '@baseplane/contracts';
-import type { Activities, EventRef, PendingEvent } from './activities';
+import type { Activities, DatabaseErrorInfo, EventRef, PendingEvent } from './activities';
 
 const applySignal = defineSignal<[ApplySignal]>('apply');
 
@@ -36,12 +36,32 @@ function reasonOf(error: unknown): string {
   return cause instanceof Error ? cause.message : String(cause);
 }
 
+/** PostgreSQL's error behind a failed activity, when that is what failed. */
+function databaseErrorOf(error: unknown): DatabaseErrorInfo | undefined {
+  let cause: unknown = error;
+  while (cause instanceof ActivityFailure && cause.cause) cause = cause.cause;
+  if (cause instanceof ApplicationFailure && cause.type === 'DatabaseError') return cause.details?.[0] as DatabaseErrorInfo;
+  return undefined;
+}
+
+/** Schema events (contracts' SCHEMA_CHANGE_EVENTS), listed here because workflow code imports no runtime values. */
+const SCHEMA_CHANGES = new Set(['TableCreated', 'TableDropped', 'ColumnAdded', 'ColumnUpdated', 'ColumnDropped', 'ForeignKeyAdded', 'ForeignKeyDropped']);
+
 type Applied = 'continue' | 'deleted';
 
 async function applyEvent(projectId: string, event: PendingEvent): Promise<Applied> {
   const ref: EventRef & { correlationId: string } = { projectId, version: event.version, correlationId: event.correlationId };
   const record = (type: Parameters<Activities['recordOutcome']>[0]['type'], reason?: string) =>
     recorder.recordOutcome({ ...ref, type, correlationId: event.correlationId, ...(reason === undefined ? {} : { reason }) });
+  if (SCHEMA_CHANGES.has(event.type)) {
+    try {
+      await tenant.applySchemaChange(ref);
+    } catch (error) {
+      if (!(error instanceof ActivityFailure)) throw error;
+      await recorder.recordOutcome({ ...ref, type: 'SchemaChangeFailed', reason: reasonOf(error), ...(databaseErrorOf(error) ? { error: databaseErrorOf(error)! } : {}) });
+    }
+    return 'continue';
+  }
   switch (event.type) {
     case 'ProjectCreated':
       try {

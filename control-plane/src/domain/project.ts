@@ -70,6 +70,17 @@ export function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
     case 'ProjectPinged':
     case 'ProjectPingApplied':
     case 'ProjectPingFailed':
+    // Schema events change the tenant's catalog, which is read live; the project's status stays.
+    case 'TableCreated':
+    case 'TableDropped':
+    case 'ColumnAdded':
+    case 'ColumnUpdated':
+    case 'ColumnDropped':
+    case 'ForeignKeyAdded':
+    case 'ForeignKeyDropped':
+    case 'SchemaChangeApplied':
+    case 'SchemaChangeFailed':
+    case 'SqlDdlRecorded':
       return state;
   }
 }

@@ -12,6 +12,14 @@ const COMMAND_OF: Partial<Record<ProjectEvent['type'], string>> = {
   ProjectDeletionRequested: 'DeleteProject',
   ApiKeyRotated: 'RotateApiKey',
   ProjectPinged: 'PingProject',
+  TableCreated: 'CreateTable',
+  TableDropped: 'DropTable',
+  ColumnAdded: 'AddColumn',
+  ColumnUpdated: 'UpdateColumn',
+  ColumnDropped: 'DropColumn',
+  ForeignKeyAdded: 'AddForeignKey',
+  ForeignKeyDropped: 'DropForeignKey',
+  SqlDdlRecorded: 'ExecuteSql',
 };
 
 export async function projectProjectEvent(event: RecordedEvent<ProjectEvent>, tx: PoolClient): Promise<void> {
@@ -63,6 +71,21 @@ export async function projectProjectEvent(event: RecordedEvent<ProjectEvent>, tx
       break;
     case 'ProjectPingFailed':
       await finishOperation(tx, event, 'failed', { message: event.data.reason });
+      break;
+    case 'SchemaChangeApplied':
+      await finishOperation(tx, event, 'succeeded', null);
+      break;
+    case 'SchemaChangeFailed':
+      await finishOperation(tx, event, 'failed', event.data.error);
+      break;
+    case 'TableCreated':
+    case 'TableDropped':
+    case 'ColumnAdded':
+    case 'ColumnUpdated':
+    case 'ColumnDropped':
+    case 'ForeignKeyAdded':
+    case 'ForeignKeyDropped':
+    case 'SqlDdlRecorded':
       break;
   }
   const command = COMMAND_OF[event.type];

@@ -8,9 +8,22 @@ import { ApiError, CreateProjectBody, EventsQuery, IdParam, ListProjectsQuery, R
 import { validate } from '../http/validate';
 import { CallerResolver } from '../http/caller';
 import { AccountsService } from '../accounts/accounts.service';
-import { ProjectsService, type CommandOutcome } from './projects.service';
+import { ProjectsService } from './projects.service';
+import type { CommandOutcome } from './command-runner';
 
-const wantsAsync = (request: FastifyRequest) => /\brespond-async\b/i.test(String(request.headers.prefer ?? ''));
+export const wantsAsync = (request: FastifyRequest) => /\brespond-async\b/i.test(String(request.headers.prefer ?? ''));
+
+/** Done ⇒ the resource with `status`; still running ⇒ 202 with the operation to follow. */
+export async function answerCommand<T>(reply: FastifyReply, outcome: CommandOutcome, status: number, resource: () => Promise<T>) {
+  if (outcome.done) {
+    void reply.status(status);
+    return resource();
+  }
+  void reply.status(202).header('location', `/api/projects/${outcome.projectId}/operations/${outcome.operationId}`);
+  return {
+    operation: outcome.operation ?? { id: outcome.operationId, status: 'pending', command: null, workflowId: null, startedAt: null, finishedAt: null, error: null },
+  };
+}
 
 @Controller('api/projects')
 export class ProjectsController {
@@ -105,15 +118,7 @@ export class ProjectsController {
     if (caller.kind !== 'operator') throw new ApiError(403, 'forbidden', 'keys are shown to team members only');
   }
 
-  /** Done ⇒ the resource with `status`; still running ⇒ 202 with the operation to follow. */
-  private async answer<T>(reply: FastifyReply, outcome: CommandOutcome, status: number, resource: () => Promise<T>) {
-    if (outcome.done) {
-      void reply.status(status);
-      return resource();
-    }
-    void reply.status(202).header('location', `/api/projects/${outcome.projectId}/operations/${outcome.operationId}`);
-    return {
-      operation: outcome.operation ?? { id: outcome.operationId, status: 'pending', command: null, workflowId: null, startedAt: null, finishedAt: null, error: null },
-    };
+  private answer<T>(reply: FastifyReply, outcome: CommandOutcome, status: number, resource: () => Promise<T>) {
+    return answerCommand(reply, outcome, status, resource);
   }
 }

@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import type { CommandBus } from '@nestjs/cqrs';
 import type { Pool } from 'pg';
 import {
-  ApiError,
   notFound,
   projectStreamId,
   type KeyKind,
@@ -19,11 +18,8 @@ import type { EventStore } from '../event-store/event-store';
 import type { PlatformSecrets } from '../accounts/secrets';
 import type { Caller } from '../http/caller';
 import { ExecuteProjectCommand } from './project-command';
-import { OPERATION_COLUMNS, toOperation, type OperationWaiter } from './operation-waiter';
-
-export const WAIT_LIMIT_MS = 30_000;
-/** A 202 is answered once the operation can be followed (the projector has recorded it). */
-const RECORD_WAIT_MS = 5_000;
+import { OPERATION_COLUMNS, toOperation } from './operation-waiter';
+import type { CommandOutcome, CommandRunner } from './command-runner';
 
 interface ProjectRow {
   id: string;
@@ -36,33 +32,19 @@ interface ProjectRow {
   created_at: Date;
 }
 
-/** What a command answered: done (with the operation) or still going (202). */
-export type CommandOutcome =
-  | { done: true; operation: OperationRecord }
-  | { done: false; operation: OperationRecord | undefined; operationId: string; projectId: string };
-
 export class ProjectsService {
   constructor(
     private readonly db: Pool,
     private readonly store: EventStore,
     private readonly commands: CommandBus,
-    private readonly waiter: OperationWaiter,
+    private readonly runner: CommandRunner,
     private readonly secrets: PlatformSecrets,
     private readonly publicUrl: string,
   ) {}
 
-  /** Sends a command and waits (unless `async`) for the operation it starts. */
-  async run(command: ProjectCommand, caller: Caller, async: boolean): Promise<CommandOutcome> {
-    const operationId = randomUUID();
-    const actor = caller.kind === 'operator' ? `operator:${caller.accountId}` : `service-key:${caller.projectId}`;
-    await this.commands.execute(new ExecuteProjectCommand(command, { actor, correlationId: operationId, causationId: null }));
-    let operation = await this.waiter.wait(operationId, async ? 0 : WAIT_LIMIT_MS);
-    if (!operation) operation = await this.waiter.wait(operationId, RECORD_WAIT_MS, () => true);
-    if (operation?.status === 'failed') {
-      throw new ApiError(422, 'apply_failed', `${operation.command} failed when applied`, operation.error, `see GET /api/projects/${command.data.projectId}/operations/${operationId}`);
-    }
-    if (operation?.status === 'succeeded') return { done: true, operation };
-    return { done: false, operation, operationId, projectId: command.data.projectId };
+  /** Sends a project command and waits (unless `async`) for the operation it starts. */
+  run(command: ProjectCommand, caller: Caller, async: boolean): Promise<CommandOutcome> {
+    return this.runner.run(command.data.projectId, caller, async, (context) => this.commands.execute(new ExecuteProjectCommand(command, context)));
   }
 
   async create(caller: Extract<Caller, { kind: 'operator' }>, name: string, teamId: string, async: boolean) {

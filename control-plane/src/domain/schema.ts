@@ -1,0 +1,95 @@
+/**
+ * Schema decisions: a table, column or foreign-key command against the
+ * project's state and the tenant's live catalog, to events or a refusal
+ * (400/404/409) before anything is recorded. Pure: the catalog is passed in.
+ */
+import {
+  ApiError,
+  checkIdentifier,
+  normalizeType,
+  notFound,
+  type ColumnChange,
+  type SchemaCommand,
+  type SchemaEvent,
+} from '@baseplane/contracts';
+import type { TableInfo } from '../tenants/catalog';
+import type { ProjectState } from './project';
+
+const taken = (what: string) => new ApiError(409, 'already_exists', `${what} already exists`);
+const unknownColumn = (table: string, column: string) => new ApiError(400, 'unknown_column', `column "${column}" does not exist in table "${table}"`);
+
+function table(catalog: TableInfo[], name: string): TableInfo {
+  const found = catalog.find((t) => t.name === name);
+  if (!found) throw notFound(`table "${name}"`);
+  return found;
+}
+
+export function decideSchema(command: SchemaCommand, project: ProjectState, catalog: TableInfo[]): SchemaEvent[] {
+  if (project.status === 'none' || project.status === 'deleted') throw notFound('project');
+  if (project.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${project.status}`);
+  const { projectId } = command.data;
+  switch (command.type) {
+    case 'CreateTable': {
+      const { name, columns, access } = command.data;
+      checkIdentifier(name, 'table');
+      if (catalog.some((t) => t.name === name)) throw taken(`table "${name}"`);
+      const names = new Set<string>();
+      for (const column of columns) {
+        if (names.has(column.name)) throw new ApiError(400, 'invalid_request', `column "${column.name}" is given twice`);
+        names.add(column.name);
+      }
+      const hasPrimaryKey = columns.some((c) => c.primaryKey);
+      if (!hasPrimaryKey && names.has('id')) {
+        throw new ApiError(400, 'invalid_request', 'a column "id" without primaryKey would clash with the automatic id primary key', null, 'mark the primary key column(s) with primaryKey: true');
+      }
+      if (access === 'owner' && columns.some((c) => c.name === 'owner_id' && c.type !== 'uuid')) {
+        throw new ApiError(400, 'invalid_request', 'the owner preset needs owner_id to be a uuid');
+      }
+      return [{ type: 'TableCreated', data: { projectId, name, columns, access } }];
+    }
+    case 'DropTable':
+      table(catalog, command.data.name);
+      return [{ type: 'TableDropped', data: { projectId, name: command.data.name } }];
+    case 'AddColumn': {
+      const target = table(catalog, command.data.table);
+      checkIdentifier(command.data.column.name, 'column');
+      if (target.columns.some((c) => c.name === command.data.column.name)) throw taken(`column "${command.data.column.name}"`);
+      return [{ type: 'ColumnAdded', data: { projectId, table: target.name, column: command.data.column } }];
+    }
+    case 'UpdateColumn': {
+      const target = table(catalog, command.data.table);
+      if (!target.columns.some((c) => c.name === command.data.column)) throw notFound(`column "${command.data.column}"`);
+      const change: ColumnChange = { ...command.data.change };
+      if (change.name !== undefined && change.name !== command.data.column) {
+        checkIdentifier(change.name, 'column');
+        if (target.columns.some((c) => c.name === change.name)) throw taken(`column "${change.name}"`);
+      }
+      if (change.type !== undefined) change.type = normalizeType(change.type);
+      if (change.using !== undefined && change.type === undefined) throw new ApiError(400, 'invalid_request', '"using" goes with a new "type"');
+      return [{ type: 'ColumnUpdated', data: { projectId, table: target.name, column: command.data.column, change } }];
+    }
+    case 'DropColumn': {
+      const target = table(catalog, command.data.table);
+      if (!target.columns.some((c) => c.name === command.data.column)) throw notFound(`column "${command.data.column}"`);
+      return [{ type: 'ColumnDropped', data: { projectId, table: target.name, column: command.data.column } }];
+    }
+    case 'AddForeignKey': {
+      const target = table(catalog, command.data.table);
+      const fk = command.data.foreignKey;
+      for (const column of fk.columns) if (!target.columns.some((c) => c.name === column)) throw unknownColumn(target.name, column);
+      const referenced = table(catalog, fk.references.table);
+      for (const column of fk.references.columns) if (!referenced.columns.some((c) => c.name === column)) throw unknownColumn(referenced.name, column);
+      if (fk.columns.length !== fk.references.columns.length) {
+        throw new ApiError(400, 'invalid_request', 'a foreign key names as many columns as it references');
+      }
+      const name = checkIdentifier(fk.name ?? `${target.name}_${fk.columns.join('_')}_fkey`.slice(0, 63), 'foreign key');
+      if (catalog.some((t) => t.foreignKeys.some((f) => f.name === name) || t.name === name)) throw taken(`foreign key "${name}"`);
+      return [{ type: 'ForeignKeyAdded', data: { projectId, table: target.name, foreignKey: { ...fk, name, onDelete: fk.onDelete ?? 'no action', onUpdate: fk.onUpdate ?? 'no action' } } }];
+    }
+    case 'DropForeignKey': {
+      const target = table(catalog, command.data.table);
+      if (!target.foreignKeys.some((f) => f.name === command.data.name)) throw notFound(`foreign key "${command.data.name}"`);
+      return [{ type: 'ForeignKeyDropped', data: { projectId, table: target.name, name: command.data.name } }];
+    }
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * `/api/projects/:id/tables`: tables, columns and foreign keys. Reads answer
+ * from the tenant's live catalog; changes are commands (decided, recorded,
+ * applied by the project's workflow) answered once applied.
+ */
+import { Body, Controller, Delete, Get, Inject, Param, Post, Put, Req, Res } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  AddForeignKeyBody,
+  CreateTableBody,
+  ColumnBody,
+  IdParam,
+  UpdateColumnBody,
+  notFound,
+  toColumnSpec,
+  type ColumnChange,
+  type SchemaCommand,
+} from '@baseplane/contracts';
+import { validate } from '../http/validate';
+import { CallerResolver } from '../http/caller';
+import { CommandRunner } from '../projects/command-runner';
+import { answerCommand, wantsAsync } from '../projects/projects.controller';
+import { readCatalog, type TableInfo } from '../tenants/catalog';
+import { TenantConnections } from '../tenants/tenant-connections';
+import { ExecuteSchemaCommand } from './schema-command';
+
+@Controller('api/projects/:id/tables')
+export class TablesController {
+  constructor(
+    @Inject(CallerResolver) private readonly callers: CallerResolver,
+    @Inject(TenantConnections) private readonly tenants: TenantConnections,
+    @Inject(CommandRunner) private readonly runner: CommandRunner,
+    @Inject(CommandBus) private readonly commands: CommandBus,
+  ) {}
+
+  @Get()
+  async list(@Req() request: FastifyRequest, @Param('id') id: string) {
+    const projectId = await this.authorise(request, id);
+    return this.catalog(projectId);
+  }
+
+  @Post()
+  async create(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Body() body: unknown) {
+    const projectId = await this.authorise(request, id);
+    const input = validate(CreateTableBody, body);
+    const columns = input.columns.map(toColumnSpec);
+    return this.send(request, reply, 201, { type: 'CreateTable', data: { projectId, name: input.name, columns, access: input.access ?? 'public-read' } }, () =>
+      this.table(projectId, input.name),
+    );
+  }
+
+  @Delete(':name')
+  async drop(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Param('name') name: string) {
+    const projectId = await this.authorise(request, id);
+    return this.send(request, reply, 200, { type: 'DropTable', data: { projectId, name } }, async () => ({ name, dropped: true }));
+  }
+
+  @Get(':name/columns')
+  async columns(@Req() request: FastifyRequest, @Param('id') id: string, @Param('name') name: string) {
+    const projectId = await this.authorise(request, id);
+    return (await this.table(projectId, name)).columns;
+  }
+
+  @Post(':name/columns')
+  async addColumn(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Param('name') name: string, @Body() body: unknown) {
+    const projectId = await this.authorise(request, id);
+    const column = toColumnSpec(validate(ColumnBody, body));
+    return this.send(request, reply, 201, { type: 'AddColumn', data: { projectId, table: name, column } }, () => this.column(projectId, name, column.name));
+  }
+
+  @Put(':name/columns/:col')
+  async updateColumn(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @Param('id') id: string,
+    @Param('name') name: string,
+    @Param('col') col: string,
+    @Body() body: unknown,
+  ) {
+    const projectId = await this.authorise(request, id);
+    const input = validate(UpdateColumnBody, body);
+    const change: ColumnChange = {};
+    if (input.name !== undefined) change.name = input.name;
+    if (input.type !== undefined) change.type = input.type;
+    if (input.using !== undefined) change.using = input.using;
+    if (input.nullable !== undefined) change.nullable = input.nullable;
+    if (input.default !== undefined) change.default = input.default === null ? null : String(input.default);
+    return this.send(request, reply, 200, { type: 'UpdateColumn', data: { projectId, table: name, column: col, change } }, () =>
+      this.column(projectId, name, change.name ?? col),
+    );
+  }
+
+  @Delete(':name/columns/:col')
+  async dropColumn(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Param('name') name: string, @Param('col') col: string) {
+    const projectId = await this.authorise(request, id);
+    return this.send(request, reply, 200, { type: 'DropColumn', data: { projectId, table: name, column: col } }, async () => ({ name: col, dropped: true }));
+  }
+
+  @Get(':name/foreign-keys')
+  async foreignKeys(@Req() request: FastifyRequest, @Param('id') id: string, @Param('name') name: string) {
+    const projectId = await this.authorise(request, id);
+    return (await this.table(projectId, name)).foreignKeys;
+  }
+
+  @Post(':name/foreign-keys')
+  async addForeignKey(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Param('name') name: string, @Body() body: unknown) {
+    const projectId = await this.authorise(request, id);
+    const input = validate(AddForeignKeyBody, body);
+    const command: SchemaCommand = { type: 'AddForeignKey', data: { projectId, table: name, foreignKey: input } };
+    return this.send(request, reply, 201, command, async () => {
+      const table = await this.table(projectId, name);
+      // The newest foreign key on these columns is the one just added.
+      const added = table.foreignKeys.filter((fk) => (input.name ? fk.name === input.name : fk.columns.join() === input.columns.join()));
+      return added[added.length - 1] ?? table.foreignKeys;
+    });
+  }
+
+  @Delete(':name/foreign-keys/:fk')
+  async dropForeignKey(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Param('name') name: string, @Param('fk') fk: string) {
+    const projectId = await this.authorise(request, id);
+    return this.send(request, reply, 200, { type: 'DropForeignKey', data: { projectId, table: name, name: fk } }, async () => ({ name: fk, dropped: true }));
+  }
+
+  private async authorise(request: FastifyRequest, rawId: string): Promise<string> {
+    const { id } = validate(IdParam, { id: rawId }, 'path');
+    await this.callers.forActiveProject(request, id);
+    return id;
+  }
+
+  private async send<T>(request: FastifyRequest, reply: FastifyReply, status: number, command: SchemaCommand, resource: () => Promise<T>) {
+    const caller = await this.callers.resolve(request);
+    const outcome = await this.runner.run(command.data.projectId, caller, wantsAsync(request), (context) =>
+      this.commands.execute(new ExecuteSchemaCommand(command, context)),
+    );
+    return answerCommand(reply, outcome, status, resource);
+  }
+
+  private catalog(projectId: string): Promise<TableInfo[]> {
+    return this.tenants.transaction(projectId, (client) => readCatalog(client));
+  }
+
+  private async table(projectId: string, name: string): Promise<TableInfo> {
+    const [table] = await this.tenants.transaction(projectId, (client) => readCatalog(client, name));
+    if (!table) throw notFound(`table "${name}"`);
+    return table;
+  }
+
+  private async column(projectId: string, table: string, name: string) {
+    const column = (await this.table(projectId, table)).columns.find((c) => c.name === name);
+    if (!column) throw notFound(`column "${name}"`);
+    return column;
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * Tables, columns and foreign keys as commands: decided against the live
+ * catalog (refusals record nothing), applied by the workflow to a real tenant
+ * database (apply failures change nothing and answer 422), read from the catalog.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { tenantDatabaseName, tenantOwnerRole } from '@baseplane/contracts';
+import { apikey, bearer, call, createProject, projectEventTypes, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+
+let ada: Operator;
+let bob: Operator;
+let project: ProjectAnswer;
+let tenant: pg.Client;
+const base = () => `/api/projects/${project.id}/tables`;
+const auth = () => bearer(ada.token);
+
+/** Runs SQL in the tenant database as its owner role, the way the SQL console would. */
+async function asOwner(sql: string, values: unknown[] = []) {
+  await tenant.query('begin');
+  try {
+    await tenant.query(`set local role "${tenantOwnerRole(project.id)}"`);
+    const result = await tenant.query(sql, values);
+    await tenant.query('commit');
+    return result;
+  } catch (error) {
+    await tenant.query('rollback');
+    throw error;
+  }
+}
+
+beforeAll(async () => {
+  [ada, bob] = await Promise.all([signUpOperator('Ada'), signUpOperator('Bob')]);
+  project = await createProject(ada, 'schema app');
+  const url = new URL(inject('tenantDatabaseUrl'));
+  url.pathname = `/${tenantDatabaseName(project.id)}`;
+  tenant = new pg.Client({ connectionString: url.toString() });
+  await tenant.connect();
+  const created = await call('POST', base(), {
+    headers: auth(),
+    body: { name: 'todos', columns: [{ name: 'title', type: 'text', nullable: false }, { name: 'done', type: 'boolean', default: false }] },
+  });
+  expect(created.status, created.text).toBe(201);
+});
+afterAll(async () => {
+  await tenant.end();
+});
+
+describe('creating tables', () => {
+  it('adds the identity primary key, enables RLS with the public-read preset and records two events', async () => {
+    const table = await call('GET', `${base()}/todos/columns`, { headers: auth() });
+    expect(table.body.map((c: { name: string }) => c.name)).toEqual(['id', 'title', 'done']);
+    expect(table.body[0]).toMatchObject({ name: 'id', type: 'bigint', isPrimaryKey: true, isIdentity: true, nullable: false });
+    expect(table.body[1]).toMatchObject({ name: 'title', type: 'text', nullable: false });
+    expect(table.body[2]).toMatchObject({ name: 'done', type: 'boolean', default: 'false' });
+    const list = await call('GET', base(), { headers: auth() });
+    const todos = list.body.find((t: { name: string }) => t.name === 'todos');
+    expect(todos).toMatchObject({ schema: 'public', primaryKey: ['id'], rlsEnabled: true, access: 'public-read' });
+    expect(todos.policies).toEqual([expect.objectContaining({ command: 'select', roles: ['anon', 'authenticated'] })]);
+    const owner = await tenant.query(`select tableowner from pg_tables where tablename = 'todos'`);
+    expect(owner.rows[0].tableowner).toBe(tenantOwnerRole(project.id));
+    expect((await projectEventTypes(project.id)).slice(-2)).toEqual(['TableCreated', 'SchemaChangeApplied']);
+  });
+
+  it('creates the owner preset with owner_id and per-user policies, and a composite key', async () => {
+    const notes = await call('POST', base(), { headers: auth(), body: { name: 'notes', access: 'owner', columns: [{ name: 'body', type: 'text' }] } });
+    expect(notes.status, notes.text).toBe(201);
+    expect(notes.body.columns.map((c: { name: string }) => c.name)).toEqual(['id', 'body', 'owner_id']);
+    expect(notes.body.columns[2]).toMatchObject({ type: 'uuid', default: 'auth.uid()' });
+    expect(notes.body.policies.map((p: { command: string }) => p.command).sort()).toEqual(['delete', 'insert', 'select', 'update']);
+    const pairs = await call('POST', base(), {
+      headers: auth(),
+      body: { name: 'pairs', access: 'private', columns: [{ name: 'a', type: 'int4', primaryKey: true }, { name: 'b', type: 'varchar(20)', primaryKey: true }, { name: 'tags', type: 'text[]' }, { name: 'price', type: 'numeric(10,2)' }] },
+    });
+    expect(pairs.status, pairs.text).toBe(201);
+    expect(pairs.body).toMatchObject({ primaryKey: ['a', 'b'], policies: [], access: 'private', rlsEnabled: true });
+    expect(pairs.body.columns.map((c: { type: string }) => c.type)).toEqual(['integer', 'character varying(20)', 'text[]', 'numeric(10,2)']);
+  });
+});
+
+describe('refusals record nothing', () => {
+  const none = { projectId: () => project.id, types: [] };
+  scenarios([
+    { name: 'an unknown type is 400', method: 'POST', url: () => base(), headers: auth, body: { name: 'x1', columns: [{ name: 'a', type: 'money' }] }, expectedStatus: 400, expectedContent: ['unknown column type'], expectedEvents: none },
+    { name: 'a bad table name is 400', method: 'POST', url: () => base(), headers: auth, body: { name: 'drop table x;--', columns: [] }, expectedStatus: 400, expectedEvents: none },
+    { name: 'a bad column name is 400', method: 'POST', url: () => base(), headers: auth, body: { name: 'x2', columns: [{ name: 'a b', type: 'text' }] }, expectedStatus: 400, expectedEvents: none },
+    { name: 'a taken table name is 409', method: 'POST', url: () => base(), headers: auth, body: { name: 'todos', columns: [] }, expectedStatus: 409, expectedContent: ['already_exists'], expectedEvents: none },
+    { name: 'a taken column name is 409', method: 'POST', url: () => `${base()}/todos/columns`, headers: auth, body: { name: 'title', type: 'text' }, expectedStatus: 409, expectedEvents: none },
+    { name: 'adding to an unknown table is 404', method: 'POST', url: () => `${base()}/nope/columns`, headers: auth, body: { name: 'a', type: 'text' }, expectedStatus: 404, expectedEvents: none },
+    { name: 'dropping an unknown table is 404', method: 'DELETE', url: () => `${base()}/nope`, headers: auth, expectedStatus: 404, expectedEvents: none },
+    { name: 'editing an unknown column is 404', method: 'PUT', url: () => `${base()}/todos/columns/nope`, headers: auth, body: { nullable: true }, expectedStatus: 404, expectedEvents: none },
+    { name: 'an empty edit is 400', method: 'PUT', url: () => `${base()}/todos/columns/title`, headers: auth, body: {}, expectedStatus: 400, expectedEvents: none },
+    { name: 'using without a type is 400', method: 'PUT', url: () => `${base()}/todos/columns/title`, headers: auth, body: { using: 'title::int' }, expectedStatus: 400, expectedEvents: none },
+    { name: 'a foreign key to an unknown column is 400', method: 'POST', url: () => `${base()}/todos/foreign-keys`, headers: auth, body: { columns: ['nope'], references: { table: 'notes', columns: ['id'] } }, expectedStatus: 400, expectedContent: ['unknown_column'], expectedEvents: none },
+    { name: 'a foreign key to an unknown table is 404', method: 'POST', url: () => `${base()}/todos/foreign-keys`, headers: auth, body: { columns: ['id'], references: { table: 'nope', columns: ['id'] } }, expectedStatus: 404, expectedEvents: none },
+    { name: 'dropping an unknown foreign key is 404', method: 'DELETE', url: () => `${base()}/todos/foreign-keys/nope`, headers: auth, expectedStatus: 404, expectedEvents: none },
+    { name: 'the anon key is 403 service_key_required', method: 'GET', url: () => base(), headers: () => apikey(project.anonKey), expectedStatus: 403, expectedContent: ['service_key_required'] },
+    { name: 'the anon key cannot create a table', method: 'POST', url: () => base(), headers: () => apikey(project.anonKey), body: { name: 'x3', columns: [] }, expectedStatus: 403, expectedEvents: none },
+    { name: 'another team’s member gets 404', method: 'POST', url: () => base(), headers: () => bearer(bob.token), body: { name: 'x4', columns: [] }, expectedStatus: 404, expectedEvents: none },
+    { name: 'the service key may list tables', method: 'GET', url: () => base(), headers: () => apikey(project.serviceKey), expectedStatus: 200, expectedContent: ['todos'] },
+  ]);
+});
+
+describe('columns on a table with data', () => {
+  it('renames, changes type with using, and changes nullability and default', async () => {
+    await call('POST', base(), { headers: auth(), body: { name: 'items', columns: [{ name: 'qty', type: 'text' }, { name: 'note', type: 'text' }] } });
+    await asOwner(`insert into items (qty, note) values ('1', 'a'), ('22', null)`);
+    const retyped = await call('PUT', `${base()}/items/columns/qty`, { headers: auth(), body: { type: 'int4', using: 'qty::integer', name: 'quantity', nullable: false, default: 0 } });
+    expect(retyped.status, retyped.text).toBe(200);
+    expect(retyped.body).toMatchObject({ name: 'quantity', type: 'integer', nullable: false, default: '0' });
+    expect((await asOwner('select quantity from items order by id')).rows).toEqual([{ quantity: 1 }, { quantity: 22 }]);
+    const dropped = await call('PUT', `${base()}/items/columns/quantity`, { headers: auth(), body: { default: null } });
+    expect(dropped.body.default).toBeNull();
+  });
+
+  it('answers 422 apply_failed with PostgreSQL’s error and leaves the table as it was', async () => {
+    const before = await projectEventTypes(project.id);
+    const notNull = await call('POST', `${base()}/items/columns`, { headers: auth(), body: { name: 'required', type: 'text', nullable: false } });
+    expect(notNull.status, notNull.text).toBe(422);
+    expect(notNull.body).toMatchObject({ code: 'apply_failed', details: { code: '23502' } });
+    expect(notNull.body.details.message).toMatch(/contains null values/);
+    const columns = await call('GET', `${base()}/items/columns`, { headers: auth() });
+    expect(columns.body.map((c: { name: string }) => c.name)).not.toContain('required');
+    expect((await projectEventTypes(project.id)).slice(before.length)).toEqual(['ColumnAdded', 'SchemaChangeFailed']);
+    const operations = await call('GET', `/api/projects/${project.id}/operations`, { headers: auth() });
+    expect(operations.body.at(-1)).toMatchObject({ command: 'AddColumn', status: 'failed', error: { code: '23502' } });
+
+    const cast = await call('PUT', `${base()}/items/columns/note`, { headers: auth(), body: { type: 'jsonb', using: 'note::jsonb' } });
+    expect(cast.status).toBe(422);
+    expect(cast.body.details.code).toMatch(/^22/);
+    const note = (await call('GET', `${base()}/items/columns`, { headers: auth() })).body.find((c: { name: string }) => c.name === 'note');
+    expect(note.type).toBe('text');
+  });
+
+  it('shows columns that SQL added, because reads come from the live catalog', async () => {
+    await asOwner('alter table items add column added_by_sql int8');
+    const columns = await call('GET', `${base()}/items/columns`, { headers: auth() });
+    expect(columns.body.map((c: { name: string }) => c.name)).toContain('added_by_sql');
+  });
+
+  it('drops a column and a table', async () => {
+    expect((await call('DELETE', `${base()}/items/columns/note`, { headers: auth() })).status).toBe(200);
+    expect((await call('GET', `${base()}/items/columns`, { headers: auth() })).body.map((c: { name: string }) => c.name)).not.toContain('note');
+    expect((await call('DELETE', `${base()}/items`, { headers: auth() })).status).toBe(200);
+    expect((await tenant.query(`select to_regclass('public.items') as t`)).rows[0].t).toBeNull();
+  });
+});
+
+describe('foreign keys', () => {
+  it('adds, lists and drops a foreign key; one that rows violate is 422 and not added', async () => {
+    await call('POST', base(), { headers: auth(), body: { name: 'authors', columns: [{ name: 'name', type: 'text' }] } });
+    await call('POST', base(), { headers: auth(), body: { name: 'books', columns: [{ name: 'author_id', type: 'int8' }] } });
+    await asOwner(`insert into books (author_id) values (42)`);
+    const violated = await call('POST', `${base()}/books/foreign-keys`, { headers: auth(), body: { columns: ['author_id'], references: { table: 'authors', columns: ['id'] } } });
+    expect(violated.status).toBe(422);
+    expect(violated.body.details.code).toBe('23503');
+    expect((await call('GET', `${base()}/books/foreign-keys`, { headers: auth() })).body).toEqual([]);
+
+    await asOwner('delete from books');
+    const added = await call('POST', `${base()}/books/foreign-keys`, { headers: auth(), body: { name: 'books_author', columns: ['author_id'], references: { table: 'authors', columns: ['id'] }, onDelete: 'cascade' } });
+    expect(added.status, added.text).toBe(201);
+    expect(added.body).toEqual({ name: 'books_author', columns: ['author_id'], references: { table: 'authors', columns: ['id'] }, onDelete: 'cascade', onUpdate: 'no action' });
+    const taken = await call('POST', `${base()}/books/foreign-keys`, { headers: auth(), body: { name: 'books_author', columns: ['author_id'], references: { table: 'authors', columns: ['id'] } } });
+    expect(taken.status).toBe(409);
+    expect((await call('DELETE', `${base()}/books/foreign-keys/books_author`, { headers: auth() })).status).toBe(200);
+    expect((await call('GET', `${base()}/books/foreign-keys`, { headers: auth() })).body).toEqual([]);
+  });
+});
+
+describe('concurrency', () => {
+  it('takes 20 concurrent add-column commands on one table: each applied or cleanly refused, the stream gap-free', async () => {
+    await call('POST', base(), { headers: auth(), body: { name: 'wide', columns: [] } });
+    const names = Array.from({ length: 20 }, (_, i) => `c${i % 15}`);
+    const answers = await Promise.all(names.map((name) => call('POST', `${base()}/wide/columns`, { headers: auth(), body: { name, type: 'int4' } })));
+    for (const answer of answers) expect([201, 409, 422], answer.text).toContain(answer.status);
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(15);
+    const columns = await call('GET', `${base()}/wide/columns`, { headers: auth() });
+    expect(columns.body.map((c: { name: string }) => c.name).sort()).toEqual(['id', ...new Set(names)].sort());
+    const events = await call('GET', `/api/projects/${project.id}/events?limit=1000`, { headers: auth() });
+    const versions = events.body.events.map((e: { version: number }) => e.version);
+    expect(versions).toEqual(Array.from({ length: versions.length }, (_, i) => i + 1));
+  });
+});
