@@ -1,0 +1,68 @@
+/**
+ * What the benchmarks share: a fresh stack for the run, an operator, JSON
+ * calls, and percentile lines printed the same way.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startStack, type Stack } from '../stack';
+
+export function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+const ms = (value: number) => `${value.toFixed(value < 10 ? 1 : 0)} ms`;
+
+export function printLine(label: string, samples: number[]): void {
+  console.log(`${label.padEnd(48)} p50 ${ms(percentile(samples, 50)).padStart(9)}   p95 ${ms(percentile(samples, 95)).padStart(9)}   (n=${samples.length})`);
+}
+
+export function printRatio(label: string, value: number, baseline: number): void {
+  console.log(`${label.padEnd(48)} ${(value / baseline).toFixed(2)}x`);
+}
+
+export interface BenchContext {
+  stack: Stack;
+  token: string;
+  call(method: string, url: string, body?: unknown): Promise<{ status: number; json: any }>;
+}
+
+/** Runs `bench` against a fresh local stack in a temporary directory, then removes it. */
+export async function withBenchStack(bench: (context: BenchContext) => Promise<void>): Promise<void> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'baseplane-bench-'));
+  console.log('starting a fresh local stack…');
+  const stack = await startStack({ dataDir, port: 0, quiet: true });
+  try {
+    let token = '';
+    const call = async (method: string, url: string, body?: unknown) => {
+      const response = await fetch(new URL(url, stack.baseUrl), {
+        method,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      return { status: response.status, json: text ? JSON.parse(text) : null };
+    };
+    const signup = await call('POST', '/api/auth/signup', { email: `bench-${Date.now()}@example.com`, password: 'benchmark password' });
+    token = signup.json.accessToken;
+    console.log('');
+    console.log(`${os.cpus().length} cores, PostgreSQL embedded, Temporal dev server`);
+    await bench({ stack, token, call });
+  } finally {
+    await stack.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Fails the run loudly when a call did not answer as expected. */
+export function expectStatus(answer: { status: number; json: unknown }, status: number, what: string): void {
+  if (answer.status !== status) throw new Error(`${what}: expected ${status}, got ${answer.status} ${JSON.stringify(answer.json)}`);
+}
+
+export function run(main: () => Promise<void>): void {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
