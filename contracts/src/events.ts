@@ -148,23 +148,6 @@ export const EVENT_SCHEMA_VERSIONS: Record<ProjectEventType, number> = {
   SqlDdlRecorded: 1,
 };
 
-/**
- * Events that a project's workflow must apply to the tenant side; the others
- * are outcomes or only change read models and caches.
- */
-export const APPLIED_BY_WORKFLOW: ReadonlySet<ProjectEventType> = new Set<ProjectEventType>([
-  'ProjectCreated',
-  'ProjectDeletionRequested',
-  'ProjectPinged',
-  'TableCreated',
-  'TableDropped',
-  'ColumnAdded',
-  'ColumnUpdated',
-  'ColumnDropped',
-  'ForeignKeyAdded',
-  'ForeignKeyDropped',
-]);
-
 /** Schema events a project's workflow applies (all with a SchemaChangeApplied/Failed outcome). */
 export const SCHEMA_CHANGE_EVENTS: ReadonlySet<ProjectEventType> = new Set<ProjectEventType>([
   'TableCreated',
@@ -174,6 +157,17 @@ export const SCHEMA_CHANGE_EVENTS: ReadonlySet<ProjectEventType> = new Set<Proje
   'ColumnDropped',
   'ForeignKeyAdded',
   'ForeignKeyDropped',
+]);
+
+/**
+ * Events that a project's workflow must apply to the tenant side; the others
+ * are outcomes or only change read models and caches.
+ */
+export const APPLIED_BY_WORKFLOW: ReadonlySet<ProjectEventType> = new Set<ProjectEventType>([
+  'ProjectCreated',
+  'ProjectDeletionRequested',
+  'ProjectPinged',
+  ...SCHEMA_CHANGE_EVENTS,
 ]);
 
 /** Where and when an event was recorded. */

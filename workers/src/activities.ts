@@ -167,27 +167,17 @@ export function createActivities(deps: ActivityDependencies) {
     /** Installs the tenant schema and, in the same activity, records `ProjectProvisioned`. */
     async installTenantSchema(ref: EventRef & { correlationId: string }): Promise<void> {
       const { projectId, version } = ref;
-      const client = await tenants.forProject(projectId).connect();
-      let performed = false;
-      try {
-        await client.query('begin');
+      const performed = await tenants.transaction(projectId, async (client) => {
         // Serialises concurrent attempts; the marker then tells whether this version is in.
         await client.query('select pg_advisory_xact_lock(7011002)');
         const { rows } = await client.query<{ installed: boolean }>(`select to_regclass('baseplane_meta.applied') is not null as installed`);
         if (rows[0]!.installed) {
           const marker = await client.query<{ version: number }>('select version from baseplane_meta.applied');
-          performed = (marker.rows[0]?.version ?? 0) < version;
-        } else {
-          performed = true;
+          if ((marker.rows[0]?.version ?? 0) >= version) return false;
         }
-        if (performed) for (const sql of installSchemaSql(tenantOwnerRole(projectId), version)) await client.query(sql);
-        await client.query('commit');
-      } catch (error) {
-        await client.query('rollback').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+        for (const sql of installSchemaSql(tenantOwnerRole(projectId), version)) await client.query(sql);
+        return true;
+      });
       await platform.recordStep(projectId, version, 'installTenantSchema', performed, Context.current().info.attempt);
       await recordSuccess({ ...ref, type: 'ProjectProvisioned' });
     },
@@ -222,25 +212,16 @@ export function createActivities(deps: ActivityDependencies) {
       const [event] = await platform.readStream(ref.projectId, ref.version - 1, ref.version);
       if (!event) throw ApplicationFailure.nonRetryable(`no event at version ${ref.version}`);
       const statements = schemaChangeSql({ type: event.type, data: event.data } as SchemaEvent);
-      const client = await tenants.forProject(ref.projectId).connect();
-      try {
-        await client.query('begin');
+      await tenants.transaction(ref.projectId, async (client) => {
         const marker = await client.query<{ version: number }>('select version from baseplane_meta.applied for update');
-        if ((marker.rows[0]?.version ?? 0) < ref.version) {
-          await client.query(`set local role "${tenantOwnerRole(ref.projectId)}"`);
-          // Tells the tenant's DDL capture that this change is already in the history.
-          await client.query(`set local baseplane.source = 'workflow'`);
-          for (const text of statements) await client.query(extendedProtocol(text));
-          await client.query('reset role');
-          await client.query('update baseplane_meta.applied set version = $1', [ref.version]);
-        }
-        await client.query('commit');
-      } catch (error) {
-        await client.query('rollback').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
+        if ((marker.rows[0]?.version ?? 0) >= ref.version) return;
+        await client.query(`set local role "${tenantOwnerRole(ref.projectId)}"`);
+        // Tells the tenant's DDL capture that this change is already in the history.
+        await client.query(`set local baseplane.source = 'workflow'`);
+        for (const text of statements) await client.query(extendedProtocol(text));
+        await client.query('reset role');
+        await client.query('update baseplane_meta.applied set version = $1', [ref.version]);
+      });
       await recordSuccess({ ...ref, type: 'SchemaChangeApplied' });
     },
 

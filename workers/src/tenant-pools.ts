@@ -24,6 +24,22 @@ export class TenantPools {
     return pool;
   }
 
+  /** Runs `work` in one transaction on the project's database; rolls back on any error. */
+  async transaction<T>(projectId: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.forProject(projectId).connect();
+    try {
+      await client.query('begin');
+      const result = await work(client);
+      await client.query('commit');
+      return result;
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
   async close(projectId: string): Promise<void> {
     const database = tenantDatabaseName(projectId);
     const pool = this.pools.get(database);
