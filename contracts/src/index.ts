@@ -7,3 +7,4 @@ export * from './events';
 export * from './keys';
 export * from './schema';
 export * from './workflows';
+export * from './rows';

@@ -21,6 +21,7 @@ import { ProjectsController } from './projects/projects.controller';
 import { TenantConnections } from './tenants/tenant-connections';
 import { TablesController } from './tables/tables.controller';
 import { ExecuteSchemaCommandHandler } from './tables/schema-command';
+import { RowsController } from './rows/rows.controller';
 
 export const PG_POOL = Symbol('PG_POOL');
 export const CONFIG = Symbol('CONFIG');
@@ -49,7 +50,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [CqrsModule.forRoot()],
-      controllers: [HealthController, AccountsController, ProjectsController, TablesController],
+      controllers: [HealthController, AccountsController, ProjectsController, TablesController, RowsController],
       providers: [
         { provide: CONFIG, useValue: deps.config },
         { provide: PG_POOL, useValue: deps.db },

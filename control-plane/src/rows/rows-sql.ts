@@ -1,0 +1,169 @@
+/**
+ * Builds the SQL of the rows API against a table read from the live catalog.
+ * Pure. Every identifier in the text is a name taken from the catalog (an
+ * input name only selects it) and quoted; every value is a parameter.
+ */
+import { ApiError, invalidRequest } from '@baseplane/contracts';
+import type { ColumnInfo, TableInfo } from '../tenants/catalog';
+import type { Filter, OrderTerm, RowsSelection } from './rows-parse';
+
+/** What the builder needs of a table. */
+export type TableShape = Pick<TableInfo, 'name' | 'primaryKey'> & { columns: Pick<ColumnInfo, 'name' | 'type'>[] };
+type Column = TableShape['columns'][number];
+
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/** `"name"` with embedded quotes doubled: PostgreSQL's quote_ident, always quoting. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** The catalog's column of that name, or 400 `unknown_column`. */
+export function resolveColumn(table: TableShape, name: string): Column {
+  const column = table.columns.find((c) => c.name === name);
+  if (!column) throw new ApiError(400, 'unknown_column', `column "${name}" does not exist in table "${table.name}"`);
+  return column;
+}
+
+/**
+ * A JSON value as a parameter for this column: json/jsonb get JSON text (so a
+ * string or an array stays JSON), arrays go as arrays (node-postgres writes a
+ * PostgreSQL array literal), other objects as JSON text, scalars as they are.
+ */
+export function encodeValue(column: Column, value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (/^jsonb?$/.test(column.type)) return JSON.stringify(value);
+  if (Array.isArray(value)) return value;
+  if (typeof value === 'object') return JSON.stringify(value);
+  return value;
+}
+
+/** Collects parameters and answers their `$n` placeholders. */
+class Parameters {
+  readonly values: unknown[] = [];
+
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+const COMPARISON_SQL = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+const IS_SQL = { null: 'null', true: 'true', false: 'false', unknown: 'unknown' } as const;
+
+function filterSql(table: TableShape, filter: Filter, parameters: Parameters): string {
+  const column = quoteIdentifier(resolveColumn(table, filter.column).name);
+  let condition: string;
+  switch (filter.operator) {
+    case 'eq':
+    case 'neq':
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+      condition = `${column} ${COMPARISON_SQL[filter.operator]} ${parameters.add(filter.value)}`;
+      break;
+    case 'like':
+    case 'ilike':
+      // As text, so a pattern applies to any column type (ids, dates).
+      condition = `${column}::text ${filter.operator} ${parameters.add(filter.value)}`;
+      break;
+    case 'is':
+      condition = `${column} is ${IS_SQL[filter.value]}`;
+      break;
+    case 'in':
+      condition = `${column} = any(${parameters.add(filter.value)})`;
+      break;
+  }
+  return filter.negated ? `not (${condition})` : condition;
+}
+
+function whereSql(table: TableShape, filters: Filter[], parameters: Parameters): string {
+  if (filters.length === 0) return '';
+  return ` where ${filters.map((f) => filterSql(table, f, parameters)).join(' and ')}`;
+}
+
+/** Without an order the primary key orders, so pages by offset are stable. */
+function orderSql(table: TableShape, order: OrderTerm[]): string {
+  const terms = order.map((term) => {
+    const column = quoteIdentifier(resolveColumn(table, term.column).name);
+    return `${column} ${term.direction}${term.nulls ? ` nulls ${term.nulls}` : ''}`;
+  });
+  if (terms.length === 0) terms.push(...table.primaryKey.map((name) => `${quoteIdentifier(resolveColumn(table, name).name)} asc`));
+  return terms.length === 0 ? '' : ` order by ${terms.join(', ')}`;
+}
+
+const qualified = (table: TableShape) => `"public".${quoteIdentifier(table.name)}`;
+
+/** One page of matching rows, each as `row` (jsonb). */
+export function selectRowsSql(table: TableShape, selection: RowsSelection): Statement {
+  const parameters = new Parameters();
+  const where = whereSql(table, selection.filters, parameters);
+  const order = orderSql(table, selection.order);
+  const limit = parameters.add(selection.limit);
+  const offset = parameters.add(selection.offset);
+  return { text: `select to_jsonb(t.*) as row from ${qualified(table)} as t${where}${order} limit ${limit} offset ${offset}`, values: parameters.values };
+}
+
+/** How many rows match the filters, as `total` (bigint, read as text). */
+export function countRowsSql(table: TableShape, filters: Filter[]): Statement {
+  const parameters = new Parameters();
+  const where = whereSql(table, filters, parameters);
+  return { text: `select count(*) as total from ${qualified(table)} as t${where}`, values: parameters.values };
+}
+
+/** Inserts one row; columns left out take their defaults. Answers `row`. */
+export function insertRowSql(table: TableShape, data: Record<string, unknown>): Statement {
+  const parameters = new Parameters();
+  const entries = Object.entries(data).map(([name, value]) => [resolveColumn(table, name), value] as const);
+  if (entries.length === 0) return { text: `insert into ${qualified(table)} as t default values returning to_jsonb(t.*) as row`, values: [] };
+  const columns = entries.map(([column]) => quoteIdentifier(column.name)).join(', ');
+  const values = entries.map(([column, value]) => parameters.add(encodeValue(column, value))).join(', ');
+  return { text: `insert into ${qualified(table)} as t (${columns}) values (${values}) returning to_jsonb(t.*) as row`, values: parameters.values };
+}
+
+/**
+ * The condition naming exactly one row by its whole primary key: a column not
+ * in the table is `unknown_column`; a partial key, another column or a null
+ * key value is `invalid_request`.
+ */
+function primaryKeyWhere(table: TableShape, pkWhere: Record<string, unknown>, parameters: Parameters): string {
+  if (table.primaryKey.length === 0) throw invalidRequest(`table "${table.name}" has no primary key; change its rows with SQL`);
+  const named = Object.keys(pkWhere);
+  for (const name of named) resolveColumn(table, name);
+  const others = named.filter((name) => !table.primaryKey.includes(name));
+  const missing = table.primaryKey.filter((name) => !Object.hasOwn(pkWhere, name));
+  if (others.length > 0 || missing.length > 0) {
+    throw invalidRequest(`pkWhere must name exactly the primary key (${table.primaryKey.join(', ')})`, { primaryKey: table.primaryKey, missing, notInPrimaryKey: others });
+  }
+  return table.primaryKey
+    .map((name) => {
+      const column = resolveColumn(table, name);
+      const value = pkWhere[name];
+      if (value === null || value === undefined) throw invalidRequest(`primary key column "${name}" cannot be null`);
+      return `${quoteIdentifier(column.name)} = ${parameters.add(encodeValue(column, value))}`;
+    })
+    .join(' and ');
+}
+
+/** Changes the row named by its primary key. Answers `row`, or nothing when none matched. */
+export function updateRowSql(table: TableShape, pkWhere: Record<string, unknown>, data: Record<string, unknown>): Statement {
+  const parameters = new Parameters();
+  const assignments = Object.entries(data).map(([name, value]) => {
+    const column = resolveColumn(table, name);
+    return `${quoteIdentifier(column.name)} = ${parameters.add(encodeValue(column, value))}`;
+  });
+  if (assignments.length === 0) throw invalidRequest('data must name at least one column');
+  const where = primaryKeyWhere(table, pkWhere, parameters);
+  return { text: `update ${qualified(table)} as t set ${assignments.join(', ')} where ${where} returning to_jsonb(t.*) as row`, values: parameters.values };
+}
+
+/** Deletes the row named by its primary key. Answers the deleted `row`, or nothing. */
+export function deleteRowSql(table: TableShape, pkWhere: Record<string, unknown>): Statement {
+  const parameters = new Parameters();
+  const where = primaryKeyWhere(table, pkWhere, parameters);
+  return { text: `delete from ${qualified(table)} as t where ${where} returning to_jsonb(t.*) as row`, values: parameters.values };
+}

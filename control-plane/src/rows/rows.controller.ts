@@ -1,0 +1,96 @@
+/**
+ * `/api/projects/:id/tables/:name/rows`: read, insert, update and delete rows
+ * as the project's owner role. Rows are data, not schema: nothing here is a
+ * command or records an event. Each handler: resolve, authorise, act, respond.
+ */
+import { Body, Controller, Delete, Get, Inject, Param, Post, Put, Query, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import type { PoolClient } from 'pg';
+import { DeleteRowBody, InsertRowBody, ListRowsQuery, RowsPathParams, UpdateRowBody, notFound, type RowsPage } from '@baseplane/contracts';
+import { CallerResolver } from '../http/caller';
+import { isDatabaseError, toApiError } from '../http/database-error';
+import { validate } from '../http/validate';
+import { readCatalog, type TableInfo } from '../tenants/catalog';
+import { TenantConnections } from '../tenants/tenant-connections';
+import { parseRowsQuery } from './rows-parse';
+import { countRowsSql, deleteRowSql, insertRowSql, selectRowsSql, updateRowSql, type Statement } from './rows-sql';
+
+type Row = Record<string, unknown>;
+
+/** Management reads are bounded like the SQL console's. */
+const STATEMENT_TIMEOUT = '60s';
+
+@Controller('api/projects/:id/tables/:name/rows')
+export class RowsController {
+  constructor(
+    @Inject(CallerResolver) private readonly callers: CallerResolver,
+    @Inject(TenantConnections) private readonly tenants: TenantConnections,
+  ) {}
+
+  @Get()
+  async list(@Req() request: FastifyRequest, @Param() params: unknown, @Query() query: unknown): Promise<RowsPage> {
+    const { id, name } = await this.authorise(request, params);
+    const selection = parseRowsQuery(validate(ListRowsQuery, query, 'query'));
+    return this.inTable(id, name, async (client, table) => {
+      const page = selectRowsSql(table, selection);
+      const count = countRowsSql(table, selection.filters);
+      const rows = await client.query<{ row: Row }>(page.text, page.values);
+      const counted = await client.query<{ total: string }>(count.text, count.values);
+      return { rows: rows.rows.map((r) => r.row), total: Number(counted.rows[0]!.total) };
+    });
+  }
+
+  @Post()
+  async insert(@Req() request: FastifyRequest, @Param() params: unknown, @Body() body: unknown): Promise<Row> {
+    const { id, name } = await this.authorise(request, params);
+    const { data } = validate(InsertRowBody, body);
+    return this.inTable(id, name, (client, table) => oneRow(client, insertRowSql(table, data)));
+  }
+
+  @Put()
+  async update(@Req() request: FastifyRequest, @Param() params: unknown, @Body() body: unknown): Promise<Row> {
+    const { id, name } = await this.authorise(request, params);
+    const { pkWhere, data } = validate(UpdateRowBody, body);
+    return this.inTable(id, name, (client, table) => oneRow(client, updateRowSql(table, pkWhere, data)));
+  }
+
+  @Delete()
+  async remove(@Req() request: FastifyRequest, @Param() params: unknown, @Body() body: unknown): Promise<Row> {
+    const { id, name } = await this.authorise(request, params);
+    const { pkWhere } = validate(DeleteRowBody, body);
+    return this.inTable(id, name, (client, table) => oneRow(client, deleteRowSql(table, pkWhere)));
+  }
+
+  private async authorise(request: FastifyRequest, params: unknown) {
+    const path = validate(RowsPathParams, params, 'path');
+    await this.callers.forActiveProject(request, path.id);
+    return path;
+  }
+
+  /**
+   * Runs `work` in one owner transaction on the table as the catalog has it
+   * now (404 when there is none); database errors map as PostgREST maps them.
+   */
+  private async inTable<T>(projectId: string, name: string, work: (client: PoolClient, table: TableInfo) => Promise<T>): Promise<T> {
+    try {
+      return await this.tenants.transaction(projectId, async (client) => {
+        // UTC so timestamptz values come back as the API's UTC ISO strings.
+        await client.query(`set local time zone 'UTC'`);
+        await client.query(`set local statement_timeout = '${STATEMENT_TIMEOUT}'`);
+        const [table] = await readCatalog(client, name);
+        if (!table) throw notFound(`table "${name}"`);
+        return work(client, table);
+      });
+    } catch (error) {
+      // 42883 here is an operator the column's type lacks (ordering json, …): the request's fault.
+      throw toApiError(error, isDatabaseError(error) && error.code === '42883' ? 400 : undefined);
+    }
+  }
+}
+
+/** The one row a mutation answers, or 404 when its primary key matched none. */
+async function oneRow(client: PoolClient, statement: Statement): Promise<Row> {
+  const { rows } = await client.query<{ row: Row }>(statement.text, statement.values);
+  if (!rows[0]) throw notFound('row');
+  return rows[0].row;
+}
