@@ -2,7 +2,7 @@
  * Project commands: what an operator asks for. Decided against the project's
  * state by the control plane's pure decider into events.
  */
-import type { ColumnChange, ColumnSpec, ForeignKeySpec, KeyKind, StoredKey, TableAccess } from './events';
+import type { ColumnChange, ColumnSpec, ForeignKeySpec, KeyKind, SigningKey, StoredKey, TableAccess } from './events';
 
 interface Command<T extends string, D> {
   type: T;
@@ -14,6 +14,7 @@ export type CreateProject = Command<'CreateProject', {
   name: string;
   teamId: string;
   keys: Record<KeyKind, StoredKey>;
+  signingKey: SigningKey;
 }>;
 export type DeleteProject = Command<'DeleteProject', { projectId: string }>;
 export type RotateApiKey = Command<'RotateApiKey', { projectId: string; kind: KeyKind; key: StoredKey }>;

@@ -12,6 +12,13 @@ export interface StoredKey {
   cipher: string;
 }
 
+/** A project's token-signing key as events carry it: public JWK in the clear, private JWK sealed. */
+export interface SigningKey {
+  kid: string;
+  publicJwk: Record<string, unknown>;
+  privateJwkCipher: string;
+}
+
 export interface EventMetadata {
   actor: string;
   at: string;
@@ -41,6 +48,8 @@ export type ProjectDeletionRequested = Event<'ProjectDeletionRequested', { proje
 export type ProjectDeleted = Event<'ProjectDeleted', { projectId: string; causationVersion: number }>;
 export type ProjectDeletionFailed = Event<'ProjectDeletionFailed', { projectId: string; causationVersion: number; reason: string }>;
 export type ApiKeyRotated = Event<'ApiKeyRotated', { projectId: string; kind: KeyKind; key: StoredKey }>;
+/** The key that signs the project's end-user access tokens (issued at creation; rotation is another one). */
+export type SigningKeyIssued = Event<'SigningKeyIssued', { projectId: string; key: SigningKey }>;
 /** A command that changes nothing; it travels the whole path (store, workflow, tenant) to prove it works. */
 export type ProjectPinged = Event<'ProjectPinged', { projectId: string }>;
 export type ProjectPingApplied = Event<'ProjectPingApplied', { projectId: string; causationVersion: number }>;
@@ -117,6 +126,7 @@ export type ProjectEvent =
   | ProjectDeleted
   | ProjectDeletionFailed
   | ApiKeyRotated
+  | SigningKeyIssued
   | ProjectPinged
   | ProjectPingApplied
   | ProjectPingFailed
@@ -133,6 +143,7 @@ export const EVENT_SCHEMA_VERSIONS: Record<ProjectEventType, number> = {
   ProjectDeleted: 1,
   ProjectDeletionFailed: 1,
   ApiKeyRotated: 1,
+  SigningKeyIssued: 1,
   ProjectPinged: 1,
   ProjectPingApplied: 1,
   ProjectPingFailed: 1,

@@ -6,5 +6,6 @@ export * from './errors';
 export * from './events';
 export * from './keys';
 export * from './schema';
+export * from './secrets';
 export * from './workflows';
 export * from './rows';

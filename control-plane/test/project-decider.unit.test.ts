@@ -5,6 +5,8 @@ import { decide, evolve, initialState } from '../src/domain/project';
 
 const projectId = '11111111-2222-4333-8444-555555555555';
 const keys = { anon: { hash: 'a', cipher: 'ca' }, service: { hash: 's', cipher: 'cs' } };
+const signingKey = { kid: 'k1', publicJwk: { kty: 'EC', kid: 'k1' }, privateJwkCipher: 'sealed' };
+const signingKeyIssued: ProjectEvent = { type: 'SigningKeyIssued', data: { projectId, key: signingKey } };
 const created: ProjectEvent = {
   type: 'ProjectCreated',
   data: { projectId, name: 'p', teamId: 't', keys, databaseName: 'p_11111111222243338444555555555555', ownerRole: 'p_11111111222243338444555555555555_owner' },
@@ -33,11 +35,11 @@ function given(...events: ProjectEvent[]) {
   };
 }
 
-const create: ProjectCommand = { type: 'CreateProject', data: { projectId, name: 'p', teamId: 't', keys } };
+const create: ProjectCommand = { type: 'CreateProject', data: { projectId, name: 'p', teamId: 't', keys, signingKey } };
 
 describe('project decider', () => {
-  it('creates a project that does not exist, naming its database and owner role', () => {
-    given().when(create).then([created]);
+  it('creates a project that does not exist, naming its database and owner role, with its signing key', () => {
+    given().when(create).then([created, signingKeyIssued]);
   });
 
   it('refuses to create a project twice', () => {

@@ -37,11 +37,13 @@ describe('creating a project', () => {
   });
 
   it('records the command and its outcome as events, and one succeeded operation', async () => {
-    expect(await projectEventTypes(project.id)).toEqual(['ProjectCreated', 'ProjectProvisioned']);
+    expect(await projectEventTypes(project.id)).toEqual(['ProjectCreated', 'SigningKeyIssued', 'ProjectProvisioned']);
     const events = await call('GET', `/api/projects/${project.id}/events`, { headers: bearer(ada.token) });
     expect(events.status).toBe(200);
-    const [created, provisioned] = events.body.events;
+    const [created, signingKey, provisioned] = events.body.events;
     expect(created).toMatchObject({ version: 1, type: 'ProjectCreated', metadata: { actor: `operator:${ada.accountId}` } });
+    expect(signingKey.data.key).toMatchObject({ publicJwk: { kty: 'EC', crv: 'P-256', alg: 'ES256' }, privateJwkCipher: '[encrypted]' });
+    expect(signingKey.data.key.publicJwk.d).toBeUndefined();
     expect(provisioned.metadata.correlationId).toBe(created.metadata.correlationId);
     expect(events.text).not.toContain(project.anonKey);
     expect(events.text).not.toContain('v1.');
@@ -166,9 +168,9 @@ describe('deleting a project', () => {
       expect((await db.query('select 1 from pg_database where datname = $1', [tenantDatabaseName(doomed.id)])).rowCount).toBe(0);
       expect((await db.query('select 1 from pg_roles where rolname = $1', [tenantOwnerRole(doomed.id)])).rowCount).toBe(0);
     });
-    expect(await projectEventTypes(doomed.id)).toEqual(['ProjectCreated', 'ProjectProvisioned', 'ProjectDeletionRequested', 'ProjectDeleted']);
+    expect(await projectEventTypes(doomed.id)).toEqual(['ProjectCreated', 'SigningKeyIssued', 'ProjectProvisioned', 'ProjectDeletionRequested', 'ProjectDeleted']);
     const history = await call('GET', `/api/projects/${doomed.id}/events`, { headers: bearer(ada.token) });
-    expect(history.body.events).toHaveLength(4);
+    expect(history.body.events).toHaveLength(5);
     const list = await call('GET', '/api/projects', { headers: bearer(ada.token) });
     expect(list.body.map((p: { id: string }) => p.id)).not.toContain(doomed.id);
     const again = await call('DELETE', `/api/projects/${doomed.id}`, { headers: bearer(ada.token) });

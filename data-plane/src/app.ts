@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { ApiError } from '@baseplane/contracts';
 import type { ProjectDirectory } from './directory/project-directory';
 import { bindRestRoot } from './http/rest-root';
+import { bindAuthJwks } from './http/auth-jwks';
 
 export interface DataPlaneDependencies {
   directory: ProjectDirectory;
@@ -24,7 +25,13 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
   });
 
   for (const prefix of ['/rest/v1', '/api/rest/v1']) {
-    void app.register(async (scope) => bindRestRoot(scope, deps.directory, deps.publicUrl), { prefix });
+    void app.register(
+      async (scope) => {
+        bindRestRoot(scope, deps.directory, deps.publicUrl);
+        bindAuthJwks(scope, deps.directory);
+      },
+      { prefix },
+    );
   }
 
   app.setNotFoundHandler((_request, reply) => {

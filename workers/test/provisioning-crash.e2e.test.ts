@@ -67,5 +67,5 @@ it('provisions exactly once across a worker crash', async () => {
   const operation = await call('GET', `/api/projects/${projectId}/operations/${operationId}`, { headers: bearer(operator.token) });
   expect(operation.body.status).toBe('succeeded');
   const events = await call('GET', `/api/projects/${projectId}/events`, { headers: bearer(operator.token) });
-  expect(events.body.events.map((e: { type: string }) => e.type)).toEqual(['ProjectCreated', 'ProjectProvisioned']);
+  expect(events.body.events.map((e: { type: string }) => e.type)).toEqual(['ProjectCreated', 'SigningKeyIssued', 'ProjectProvisioned']);
 });

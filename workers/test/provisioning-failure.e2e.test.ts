@@ -40,7 +40,7 @@ it('ends failed with the database error when a step is refused', async () => {
   const list = await call('GET', '/api/projects', { headers: bearer(operator.token) });
   const project = list.body.find((p: { name: string }) => p.name === 'doomed to fail');
   expect(project).toMatchObject({ status: 'failed', statusDetail: expect.stringMatching(/column "version"/) });
-  expect(await projectEventTypes(project.id)).toEqual(['ProjectCreated', 'ProjectProvisioningFailed']);
+  expect(await projectEventTypes(project.id)).toEqual(['ProjectCreated', 'SigningKeyIssued', 'ProjectProvisioningFailed']);
   const operations = await call('GET', `/api/projects/${project.id}/operations`, { headers: bearer(operator.token) });
   expect(operations.body).toEqual([expect.objectContaining({ command: 'CreateProject', status: 'failed', error: { message: expect.stringMatching(/column "version"/) } })]);
   // A failed project serves nothing.

@@ -1,33 +1,34 @@
 /**
- * Secrets derived from PLATFORM_SECRET: the platform JWT key and the key that
- * encrypts stored secrets (API keys shown to operators, later provider
- * secrets), AES-256-GCM.
+ * Secrets derived from PLATFORM_SECRET on the control plane's side: the
+ * platform JWT key, sealing of stored secrets, and minting of new keys.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { KEY_PREFIX, hashApiKey, type KeyKind, type StoredKey } from '@baseplane/contracts';
+import { hkdfSync, randomBytes } from 'node:crypto';
+import { exportJWK, generateKeyPair } from 'jose';
+import { KEY_PREFIX, SecretBox, hashApiKey, type KeyKind, type SigningKey, type StoredKey } from '@baseplane/contracts';
 
 export class PlatformSecrets {
   readonly jwtKey: Uint8Array;
-  private readonly encryptionKey: Buffer;
+  private readonly box: SecretBox;
 
   constructor(platformSecret: string) {
     this.jwtKey = new Uint8Array(hkdfSync('sha256', platformSecret, 'baseplane', 'platform-jwt', 32));
-    this.encryptionKey = Buffer.from(hkdfSync('sha256', platformSecret, 'baseplane', 'stored-secrets', 32));
+    this.box = new SecretBox(platformSecret);
   }
 
   encrypt(plain: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.encryptionKey, iv);
-    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return ['v1', iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+    return this.box.seal(plain);
   }
 
   decrypt(sealed: string): string {
-    const [version, iv, body, tag] = sealed.split('.');
-    if (version !== 'v1' || !iv || !body || !tag) throw new Error('unknown sealed secret format');
-    const decipher = createDecipheriv('aes-256-gcm', this.encryptionKey, Buffer.from(iv, 'base64url'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+    return this.box.open(sealed);
+  }
+
+  /** A new ES256 key pair for a project's end-user tokens: the public JWK, and the private one sealed. */
+  async mintSigningKey(): Promise<SigningKey> {
+    const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const kid = randomBytes(12).toString('base64url');
+    const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
+    return { kid, publicJwk, privateJwkCipher: this.box.seal(JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: 'ES256' })) };
   }
 
   /** Mints a new random API key: the plain key (to show once) and what the event store keeps. */

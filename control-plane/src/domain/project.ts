@@ -33,11 +33,11 @@ export function decide(command: ProjectCommand, state: ProjectState): Decision {
   switch (command.type) {
     case 'CreateProject': {
       if (state.status !== 'none') throw new ApiError(409, 'already_exists', 'project already exists');
-      const { projectId, name, teamId, keys } = command.data;
-      return [{
-        type: 'ProjectCreated',
-        data: { projectId, name, teamId, keys, databaseName: tenantDatabaseName(projectId), ownerRole: tenantOwnerRole(projectId) },
-      }];
+      const { projectId, name, teamId, keys, signingKey } = command.data;
+      return [
+        { type: 'ProjectCreated', data: { projectId, name, teamId, keys, databaseName: tenantDatabaseName(projectId), ownerRole: tenantOwnerRole(projectId) } },
+        { type: 'SigningKeyIssued', data: { projectId, key: signingKey } },
+      ];
     }
     case 'DeleteProject':
       requireLive(state);
@@ -67,6 +67,7 @@ export function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
     case 'ProjectDeletionFailed':
       return { ...state, status: 'failed' };
     case 'ApiKeyRotated':
+    case 'SigningKeyIssued':
     case 'ProjectPinged':
     case 'ProjectPingApplied':
     case 'ProjectPingFailed':

@@ -65,6 +65,7 @@ export async function projectProjectEvent(event: RecordedEvent<ProjectEvent>, tx
       break;
     }
     case 'ProjectPinged':
+    case 'SigningKeyIssued':
       break;
     case 'ProjectPingApplied':
       await finishOperation(tx, event, 'succeeded', null);

@@ -51,8 +51,9 @@ export class ProjectsService {
     const projectId = randomUUID();
     const anon = this.secrets.mintApiKey('anon');
     const service = this.secrets.mintApiKey('service');
+    const signingKey = await this.secrets.mintSigningKey();
     const outcome = await this.run(
-      { type: 'CreateProject', data: { projectId, name: name.trim(), teamId, keys: { anon: anon.stored, service: service.stored } } },
+      { type: 'CreateProject', data: { projectId, name: name.trim(), teamId, keys: { anon: anon.stored, service: service.stored }, signingKey } },
       caller,
       async,
     );
@@ -127,15 +128,12 @@ export class ProjectsService {
   }
 }
 
+/** Sealed fields, shown in history only as having been there. */
+const SEALED_FIELDS = new Set(['cipher', 'privateJwkCipher']);
+
 /** History shows that keys were issued, never the (encrypted) keys themselves. */
 function redactKeys(data: unknown): unknown {
+  if (Array.isArray(data)) return data.map(redactKeys);
   if (!data || typeof data !== 'object') return data;
-  const copy: Record<string, unknown> = { ...(data as Record<string, unknown>) };
-  const seal = (k: unknown) => (k && typeof k === 'object' ? { hash: (k as { hash: string }).hash, cipher: '[encrypted]' } : k);
-  if (copy.keys && typeof copy.keys === 'object') {
-    const keys = copy.keys as Record<string, unknown>;
-    copy.keys = Object.fromEntries(Object.entries(keys).map(([kind, k]) => [kind, seal(k)]));
-  }
-  if (copy.key) copy.key = seal(copy.key);
-  return copy;
+  return Object.fromEntries(Object.entries(data).map(([field, value]) => [field, SEALED_FIELDS.has(field) ? '[encrypted]' : redactKeys(value)]));
 }

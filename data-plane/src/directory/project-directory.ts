@@ -6,7 +6,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import type { Logger } from 'pino';
-import type { KeyKind, ProjectEvent, ProjectStatus } from '@baseplane/contracts';
+import type { KeyKind, ProjectEvent, ProjectStatus, SigningKey } from '@baseplane/contracts';
 
 export interface DirectoryEntry {
   projectId: string;
@@ -14,6 +14,8 @@ export interface DirectoryEntry {
   status: ProjectStatus;
   databaseName: string;
   keyHashes: Record<KeyKind, string>;
+  /** Token-signing keys, newest last; the newest signs, all verify. */
+  signingKeys: SigningKey[];
 }
 
 export interface KeyMatch {
@@ -120,6 +122,7 @@ export class ProjectDirectory {
           status: 'provisioning',
           databaseName: d.databaseName,
           keyHashes: { anon: d.keys.anon.hash, service: d.keys.service.hash },
+          signingKeys: [],
         };
         this.projects.set(d.projectId, entry);
         this.byKeyHash.set(d.keys.anon.hash, { project: entry, kind: 'anon' });
@@ -134,6 +137,9 @@ export class ProjectDirectory {
         this.byKeyHash.set(event.data.key.hash, { project, kind: event.data.kind });
         break;
       }
+      case 'SigningKeyIssued':
+        this.projects.get(event.data.projectId)?.signingKeys.push(event.data.key);
+        break;
       case 'ProjectProvisioned':
         setStatus('active');
         break;
