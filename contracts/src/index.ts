@@ -9,3 +9,4 @@ export * from './schema';
 export * from './secrets';
 export * from './workflows';
 export * from './rows';
+export * from './sql';

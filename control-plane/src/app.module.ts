@@ -22,6 +22,8 @@ import { TenantConnections } from './tenants/tenant-connections';
 import { TablesController } from './tables/tables.controller';
 import { ExecuteSchemaCommandHandler } from './tables/schema-command';
 import { RowsController } from './rows/rows.controller';
+import { SqlController } from './sql/sql.controller';
+import { sqlConsoleProvider } from './sql/sql-console';
 
 export const PG_POOL = Symbol('PG_POOL');
 export const CONFIG = Symbol('CONFIG');
@@ -50,7 +52,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [CqrsModule.forRoot()],
-      controllers: [HealthController, AccountsController, ProjectsController, TablesController, RowsController],
+      controllers: [HealthController, AccountsController, ProjectsController, TablesController, RowsController, SqlController],
       providers: [
         { provide: CONFIG, useValue: deps.config },
         { provide: PG_POOL, useValue: deps.db },
@@ -69,6 +71,7 @@ export class AppModule {
           inject: [PG_POOL, EventStore, CommandBus, CommandRunner, PlatformSecrets, CONFIG],
         },
         { provide: TenantConnections, useFactory: (c: ServiceConfig) => new TenantConnections(c.tenantDatabaseUrl, c.platformSecret), inject: [CONFIG] },
+        sqlConsoleProvider(process.env),
         ExecuteProjectCommandHandler,
         ExecuteSchemaCommandHandler,
       ],

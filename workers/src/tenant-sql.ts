@@ -3,6 +3,7 @@
  * `auth` and `storage` schemas with `auth.uid()`, `auth.role()`, `auth.jwt()`,
  * grants as Supabase sets them, and the applied-version marker.
  */
+import { TAKE_DDL_LOG_STATEMENT } from '@baseplane/contracts';
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
@@ -65,5 +66,85 @@ export function installSchemaSql(ownerRole: string, version: number): string[] {
        select coalesce(auth.jwt() ->> 'role', nullif(current_setting('role', true), 'none'))
      $$`,
     `grant execute on function auth.jwt(), auth.uid(), auth.role() to anon, authenticated, service_role, ${owner}`,
+    // DDL capture (ARCHITECTURE.md: everything an operator changes is in the
+    // history). Event triggers log the DDL of the owner's sessions, which are
+    // the SQL console's, into baseplane_meta.ddl_log; the console takes its
+    // rows before it commits and records them as a SqlDdlRecorded event. A
+    // table created in public gets RLS enabled, with no policies. Changes the
+    // workflow applies (baseplane.source = 'workflow', set from its own
+    // session) are in the history already and are left alone.
+    `create table if not exists baseplane_meta.ddl_log (
+       id bigint generated always as identity primary key,
+       txid xid8 not null default pg_current_xact_id(),
+       pid int not null default pg_backend_pid(),
+       command_tag text not null,
+       object_type text,
+       object_identity text,
+       statement text,
+       at timestamptz not null default now()
+     )`,
+    // Tables whose RLS the capture is switching on right now: that ALTER TABLE fires the capture again.
+    'create table if not exists baseplane_meta.rls_switching (txid xid8 not null, relid oid not null)',
+    // Anyone may set the GUC; the owner's own sessions (the console's) are never the workflow.
+    `create or replace function baseplane_meta.applied_by_workflow() returns boolean
+       language sql stable set search_path = pg_catalog as $$
+       select coalesce(current_setting('baseplane.source', true), '') = 'workflow' and session_user <> ${literal(ownerRole)}
+     $$`,
+    `create or replace function baseplane_meta.capture_ddl_commands() returns event_trigger
+       language plpgsql security definer set search_path = pg_catalog as $$
+       declare
+         command record;
+       begin
+         if baseplane_meta.applied_by_workflow() then return; end if;
+         for command in select * from pg_event_trigger_ddl_commands() loop
+           continue when command.schema_name = 'pg_temp';
+           continue when command.command_tag = 'ALTER TABLE' and exists (
+             select from baseplane_meta.rls_switching s where s.txid = pg_current_xact_id() and s.relid = command.objid);
+           if session_user = ${literal(ownerRole)} then
+             insert into baseplane_meta.ddl_log (command_tag, object_type, object_identity, statement)
+             values (command.command_tag, command.object_type, command.object_identity, current_query());
+           end if;
+           if command.command_tag in ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO')
+              and command.object_type = 'table' and command.schema_name = 'public' then
+             insert into baseplane_meta.rls_switching (txid, relid) values (pg_current_xact_id(), command.objid);
+             execute format('alter table %s enable row level security', command.objid::regclass);
+             delete from baseplane_meta.rls_switching where txid = pg_current_xact_id() and relid = command.objid;
+           end if;
+         end loop;
+       end
+     $$`,
+    `create or replace function baseplane_meta.capture_dropped_objects() returns event_trigger
+       language plpgsql security definer set search_path = pg_catalog as $$
+       begin
+         if session_user <> ${literal(ownerRole)} then return; end if;
+         insert into baseplane_meta.ddl_log (command_tag, object_type, object_identity, statement)
+         select tg_tag, d.object_type, d.object_identity, current_query()
+         from pg_event_trigger_dropped_objects() d
+         where (d.original or d.normal) and not d.is_temporary;
+       end
+     $$`,
+    'revoke all on function baseplane_meta.applied_by_workflow(), baseplane_meta.capture_ddl_commands(), baseplane_meta.capture_dropped_objects() from public',
+    'drop event trigger if exists baseplane_capture_ddl_commands',
+    'create event trigger baseplane_capture_ddl_commands on ddl_command_end execute function baseplane_meta.capture_ddl_commands()',
+    'drop event trigger if exists baseplane_capture_dropped_objects',
+    'create event trigger baseplane_capture_dropped_objects on sql_drop execute function baseplane_meta.capture_dropped_objects()',
+    // The rows of this session since `since`: the console's transaction, and any its query committed itself.
+    `create or replace function baseplane_meta.take_ddl_log(since xid8)
+       returns table (command_tag text, object_type text, object_identity text)
+       language plpgsql volatile security definer set search_path = pg_catalog as $$
+       begin
+         if current_query() is distinct from ${literal(TAKE_DDL_LOG_STATEMENT)} then
+           raise exception 'baseplane_meta.take_ddl_log is for the SQL console only' using errcode = '42501';
+         end if;
+         return query
+           with taken as (
+             delete from baseplane_meta.ddl_log l where l.pid = pg_backend_pid() and l.txid >= since
+             returning l.id, l.command_tag, l.object_type, l.object_identity)
+           select t.command_tag, t.object_type, t.object_identity from taken t order by t.id;
+       end
+     $$`,
+    'revoke all on function baseplane_meta.take_ddl_log(xid8) from public',
+    `grant usage on schema baseplane_meta to ${owner}`,
+    `grant execute on function baseplane_meta.take_ddl_log(xid8) to ${owner}`,
   ];
 }

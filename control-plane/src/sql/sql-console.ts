@@ -1,0 +1,200 @@
+/**
+ * The SQL console: runs an operator's query in the project's database as its
+ * owner role, in one transaction under a statement timeout, answers the last
+ * statement's result (rows capped), and records the DDL the query ran, as the
+ * tenant's event triggers captured it, as one `SqlDdlRecorded` event.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FactoryProvider } from '@nestjs/common';
+import type { PoolClient } from 'pg';
+import {
+  ApiError,
+  ConfigError,
+  TAKE_DDL_LOG_STATEMENT,
+  projectStreamId,
+  type SqlDdlRecorded,
+  type SqlResult,
+} from '@baseplane/contracts';
+import { ANY_VERSION, EventStore, type NewEvent } from '../event-store/event-store';
+import { isDatabaseError, toApiError } from '../http/database-error';
+import { TenantConnections } from '../tenants/tenant-connections';
+import { columnsOf } from './column-types';
+import { LastResultQuery, type QueryMode, type StatementResult } from './last-result-query';
+
+export interface SqlConsoleLimits {
+  statementTimeoutMs: number;
+  rowCap: number;
+}
+
+type DdlCommand = SqlDdlRecorded['data']['commands'][number];
+
+/**
+ * The console's Nest provider. The limits are read here, once, while the
+ * module is built: a bad value stops the start with one line naming it.
+ */
+export function sqlConsoleProvider(env: Record<string, string | undefined>): FactoryProvider<SqlConsole> {
+  const limits = sqlConsoleLimits(env);
+  return {
+    provide: SqlConsole,
+    useFactory: (tenants: TenantConnections, events: EventStore) => new SqlConsole(tenants, events, limits),
+    inject: [TenantConnections, EventStore],
+  };
+}
+
+/** `SQL_STATEMENT_TIMEOUT_MS` (default 60 s) and `SQL_ROW_CAP` (default 10,000). */
+export function sqlConsoleLimits(env: Record<string, string | undefined>): SqlConsoleLimits {
+  return {
+    statementTimeoutMs: positiveInteger(env, 'SQL_STATEMENT_TIMEOUT_MS', 60_000),
+    rowCap: positiveInteger(env, 'SQL_ROW_CAP', 10_000),
+  };
+}
+
+function positiveInteger(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) === 0) throw new ConfigError(name, `must be a positive integer, got "${raw}"`);
+  return Number(raw);
+}
+
+/** Where PostgreSQL raised an error (locale-independent, unlike the message). */
+const routineOf = (error: unknown) => (error as { routine?: string }).routine;
+
+/**
+ * Errors of the extended protocol's Parse and Bind, before anything ran: the
+ * text holds several statements (42601), or `$n` placeholders (08P01, which
+ * the simple protocol reports as the SQL error 42P02).
+ */
+function needsSimpleProtocol(error: unknown): boolean {
+  if (!isDatabaseError(error)) return false;
+  return (error.code === '42601' && routineOf(error) === 'exec_parse_message') || (error.code === '08P01' && routineOf(error) === 'exec_bind_message');
+}
+
+/** VACUUM, CREATE INDEX CONCURRENTLY, …: refused inside a transaction block, before they do anything. */
+const refusesTransactionBlock = (error: unknown) =>
+  isDatabaseError(error) && error.code === '25001' && routineOf(error) === 'PreventInTransactionBlock';
+
+/** The query's answer or its error, and the DDL it left applied either way. */
+type Outcome = { ddl: DdlCommand[] } & ({ result: SqlResult } | { error: unknown });
+
+export class SqlConsole {
+  constructor(
+    private readonly tenants: TenantConnections,
+    private readonly events: EventStore,
+    private readonly limits: SqlConsoleLimits,
+  ) {}
+
+  /** Runs `query`; a SQL error is a 400 with its SQLSTATE, and nothing of the query stays applied. */
+  async execute(projectId: string, query: string, actor: string): Promise<SqlResult> {
+    const client = await this.connect(projectId);
+    let outcome: Outcome;
+    try {
+      outcome = await this.run(client, query);
+    } catch (error) {
+      // Our own statements around the query failed: the connection, not the SQL (08…, 57P…).
+      throw toApiError(error);
+    } finally {
+      // The query may have changed anything about its session (settings,
+      // temporary tables, held cursors, LISTEN): its connection is not reused.
+      client.release(true);
+    }
+    await this.record(projectId, query, actor, outcome.ddl);
+    if ('error' in outcome) throw toApiError(outcome.error, 400);
+    return outcome.result;
+  }
+
+  private async connect(projectId: string): Promise<PoolClient> {
+    let client: PoolClient;
+    try {
+      client = await this.tenants.asOwner(projectId).connect();
+    } catch {
+      throw new ApiError(503, 'project_unavailable', 'the project database is not reachable');
+    }
+    // A checked-out client has no listener for a connection that dies (say the
+    // query terminated its own backend); the running query gets the error.
+    client.on('error', () => undefined);
+    return client;
+  }
+
+  /**
+   * One statement runs over the extended protocol, so its rows stop at the
+   * cap; several run as a script. A statement that refuses a transaction
+   * block runs on its own. The timeout is set for the session, not the
+   * transaction, so a COMMIT inside the query does not lift it.
+   */
+  private async run(client: PoolClient, query: string): Promise<Outcome> {
+    const [, , snapshot] = (await client.query(
+      `set statement_timeout = ${this.limits.statementTimeoutMs}; set time zone 'UTC';
+       select pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::text as since`,
+    )) as unknown as [unknown, unknown, { rows: { since: string }[] }];
+    // Every transaction of this call, ours or one the query began after a COMMIT of its own, has an id from here on.
+    const since = snapshot.rows[0]!.since;
+    let mode: QueryMode = 'single';
+    let inTransaction = true;
+    for (;;) {
+      if (inTransaction) await client.query('begin');
+      try {
+        const started = performance.now();
+        const statement = await this.runQuery(client, query, mode);
+        const duration = Math.round((performance.now() - started) * 100) / 100;
+        const result = await this.answer(client, statement, duration);
+        const ddl = await takeDdlLog(client, since);
+        if (inTransaction) await client.query('commit');
+        return { result, ddl };
+      } catch (error) {
+        if (inTransaction) await client.query('rollback').catch(() => undefined);
+        if (mode === 'single' && needsSimpleProtocol(error)) {
+          mode = 'script';
+          continue;
+        }
+        if (mode === 'single' && inTransaction && refusesTransactionBlock(error)) {
+          inTransaction = false;
+          continue;
+        }
+        return { error, ddl: await this.takeLeftovers(client, since) };
+      }
+    }
+  }
+
+  /**
+   * After an error: what a COMMIT inside the query made permanent stays, and
+   * is history too. The query's own settings (a tiny timeout, a read-only
+   * default) must not keep it in the log.
+   */
+  private async takeLeftovers(client: PoolClient, since: string): Promise<DdlCommand[]> {
+    try {
+      await client.query(`reset all; set statement_timeout = ${this.limits.statementTimeoutMs}`);
+      return await takeDdlLog(client, since);
+    } catch {
+      return [];
+    }
+  }
+
+  private async runQuery(client: PoolClient, query: string, mode: QueryMode): Promise<StatementResult | null> {
+    return client.query(new LastResultQuery(query, mode, this.limits.rowCap)).result;
+  }
+
+  private async answer(client: PoolClient, statement: StatementResult | null, duration: number): Promise<SqlResult> {
+    if (!statement) return { columns: [], rows: [], rowCount: 0, duration, truncated: false };
+    const columns = await columnsOf(client, statement.fields);
+    const affected = /(\d+)$/.exec(statement.commandTag ?? '')?.[1];
+    const rowCount = statement.fields.length > 0 || affected === undefined ? statement.rows.length : Number(affected);
+    return { columns, rows: statement.rows, rowCount, duration, truncated: statement.truncated };
+  }
+
+  /** Appends the DDL the query ran to the project's history; nothing when it ran none. */
+  private async record(projectId: string, statement: string, actor: string, commands: DdlCommand[]): Promise<void> {
+    if (commands.length === 0) return;
+    const event: NewEvent<SqlDdlRecorded> = {
+      type: 'SqlDdlRecorded',
+      data: { projectId, statement, commands },
+      metadata: { actor, at: new Date().toISOString(), correlationId: randomUUID(), causationId: null, schemaVersion: 1 },
+    };
+    await this.events.appendToStream(projectStreamId(projectId), ANY_VERSION, [event]);
+  }
+}
+
+/** The DDL this session ran since `since`, taken out of the tenant's log. */
+async function takeDdlLog(client: PoolClient, since: string): Promise<DdlCommand[]> {
+  const { rows } = await client.query<{ command_tag: string; object_type: string | null; object_identity: string | null }>(TAKE_DDL_LOG_STATEMENT, [since]);
+  return rows.map((r) => ({ commandTag: r.command_tag, objectType: r.object_type, objectIdentity: r.object_identity }));
+}

@@ -1,0 +1,278 @@
+/**
+ * The SQL console end to end: results of the last statement with column
+ * types, the row cap and the statement timeout; one transaction per call;
+ * DDL captured by the tenant's event triggers and recorded as a
+ * `SqlDdlRecorded` event; who may call; and that the owner role cannot
+ * escape its project's database.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { deriveSecret, ownerPasswordPurpose, tenantDatabaseName, tenantOwnerRole } from '@baseplane/contracts';
+import { apikey, bearer, call, createProject, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+
+let ada: Operator;
+let bob: Operator;
+let project: ProjectAnswer;
+let bobsProject: ProjectAnswer;
+let tenant: pg.Client;
+
+const URL_ = '/api/sql/execute';
+const sql = (query: string, headers: Record<string, string> = bearer(ada.token), projectId = project.id) =>
+  call('POST', URL_, { headers, body: { projectId, query } });
+const auth = () => bearer(ada.token);
+const noEvents = { projectId: () => project.id, types: [] };
+const ddlEvent = { projectId: () => project.id, types: ['SqlDdlRecorded'] };
+
+const tableExists = async (name: string) => (await tenant.query('select to_regclass($1) is not null as present', [`public.${name}`])).rows[0].present as boolean;
+
+/** A connection as project `owner`'s role (its derived password) to project `database`'s database. */
+function ownerClient(owner: string, database: string): pg.Client {
+  const url = new URL(inject('tenantDatabaseUrl'));
+  url.username = tenantOwnerRole(owner);
+  url.password = deriveSecret(inject('platformSecret'), ownerPasswordPurpose(owner));
+  url.pathname = `/${tenantDatabaseName(database)}`;
+  return new pg.Client({ connectionString: url.toString() });
+}
+
+beforeAll(async () => {
+  [ada, bob] = await Promise.all([signUpOperator('Ada'), signUpOperator('Bob')]);
+  [project, bobsProject] = await Promise.all([createProject(ada, 'sql app'), createProject(bob, 'bob sql app')]);
+  const url = new URL(inject('tenantDatabaseUrl'));
+  url.pathname = `/${tenantDatabaseName(project.id)}`;
+  tenant = new pg.Client({ connectionString: url.toString() });
+  await tenant.connect();
+});
+afterAll(async () => {
+  await tenant?.end();
+});
+
+describe('results', () => {
+  it('answers the columns with their types, the rows and the row count', async () => {
+    const answer = await sql(`select 1 as one, 'x'::varchar(20) as label, 2.50::numeric(10,2) as price, 9007199254740993::int8 as big,
+      '2024-01-02 03:04:05.123456+00'::timestamptz as at, '2024-01-02'::date as day, '{"a":1}'::jsonb as doc, array[1,2] as list, null::text as nothing`);
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toEqual({
+      columns: [
+        { name: 'one', dataType: 'integer' },
+        { name: 'label', dataType: 'character varying(20)' },
+        { name: 'price', dataType: 'numeric(10,2)' },
+        { name: 'big', dataType: 'bigint' },
+        { name: 'at', dataType: 'timestamp with time zone' },
+        { name: 'day', dataType: 'date' },
+        { name: 'doc', dataType: 'jsonb' },
+        { name: 'list', dataType: 'integer[]' },
+        { name: 'nothing', dataType: 'text' },
+      ],
+      rows: [{ one: 1, label: 'x', price: '2.50', big: '9007199254740993', at: '2024-01-02 03:04:05.123456+00', day: '2024-01-02', doc: { a: 1 }, list: [1, 2], nothing: null }],
+      rowCount: 1,
+      duration: expect.any(Number),
+      truncated: false,
+    });
+    expect(answer.body.duration).toBeGreaterThanOrEqual(0);
+  });
+
+  it('answers the last statement of several', async () => {
+    const answer = await sql(`create temporary table scratch (n int); insert into scratch values (1), (2), (3); select n, n * 10 as tenfold from scratch order by n desc`);
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toMatchObject({ columns: [{ name: 'n', dataType: 'integer' }, { name: 'tenfold', dataType: 'integer' }], rows: [{ n: 3, tenfold: 30 }, { n: 2, tenfold: 20 }, { n: 1, tenfold: 10 }], rowCount: 3 });
+  });
+
+  it('answers a statement without rows with no columns and the rows it affected', async () => {
+    await sql('create table counted (n int)');
+    const answer = await sql('insert into counted select generate_series(1, 4)');
+    expect(answer.body).toMatchObject({ columns: [], rows: [], rowCount: 4, truncated: false });
+    expect((await sql('select 1; update counted set n = n + 1')).body).toMatchObject({ columns: [], rows: [], rowCount: 4 });
+  });
+
+  it('knows the project’s own types', async () => {
+    const answer = await sql(`create type mood as enum ('ok', 'sad'); select 'ok'::mood as feeling`);
+    expect(answer.body).toMatchObject({ columns: [{ name: 'feeling', dataType: 'mood' }], rows: [{ feeling: 'ok' }] });
+  });
+
+  it('cuts the rows at 10,000 and says so, for one statement and for the last of several', async () => {
+    for (const query of ['select g from generate_series(1, 10001) g', 'select 1; select g from generate_series(1, 25000) g']) {
+      const answer = await sql(query);
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.body.rows).toHaveLength(10_000);
+      expect(answer.body.rows[9_999]).toEqual({ g: 10_000 });
+      expect(answer.body).toMatchObject({ rowCount: 10_000, truncated: true });
+    }
+    expect((await sql('select g from generate_series(1, 10000) g')).body).toMatchObject({ rowCount: 10_000, truncated: false });
+  });
+});
+
+describe('transactions and errors', () => {
+  it('runs the query in one transaction: a failing statement leaves nothing behind', async () => {
+    const answer = await sql('create table a (id int primary key); insert into a values (1); select 1/0');
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({ code: '22012', message: 'division by zero', details: expect.objectContaining({ detail: null, position: null }), hint: null });
+    expect(await tableExists('a')).toBe(false);
+  });
+
+  it('passes a SQL error through with its SQLSTATE, position and hint, and none of our SQL', async () => {
+    const answer = await sql('select * from nowhere');
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: '42P01', message: 'relation "nowhere" does not exist', details: { position: 15 } });
+    const hinted = await sql('select lenght(1)');
+    expect(hinted.body).toMatchObject({ code: '42883', details: { position: 8 }, hint: expect.stringContaining('No function matches') });
+    for (const text of [answer.text, hinted.text]) {
+      expect(text).not.toMatch(/baseplane_meta|statement_timeout|pg_snapshot|stack|\bat \w+ \(/);
+    }
+  });
+
+  it('stops a statement at its timeout with SQLSTATE 57014', async () => {
+    const answer = await sql('set local statement_timeout = 100; select pg_sleep(1)');
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: '57014', message: 'canceling statement due to statement timeout' });
+  });
+
+  it('does not carry one call’s session settings into the next', async () => {
+    await sql(`set statement_timeout = 1; set search_path = nowhere`);
+    const answer = await sql('select 1 as fine');
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.rows).toEqual([{ fine: 1 }]);
+  });
+});
+
+describe('DDL in the history', () => {
+  it('records DDL as SqlDdlRecorded, with the statement, its commands and the caller', async () => {
+    const query = 'create table notes (id int8 generated by default as identity primary key, body text); create index notes_body on notes (body)';
+    const answer = await sql(query);
+    expect(answer.status, answer.text).toBe(200);
+    const events = await call('GET', `/api/projects/${project.id}/events`, { headers: auth() });
+    const recorded = events.body.events.filter((e: { type: string }) => e.type === 'SqlDdlRecorded').at(-1);
+    expect(recorded).toMatchObject({
+      type: 'SqlDdlRecorded',
+      data: { projectId: project.id, statement: query },
+      metadata: { actor: `operator:${ada.accountId}`, correlationId: expect.any(String), causationId: null },
+    });
+    expect(recorded.data.commands).toEqual(expect.arrayContaining([
+      { commandTag: 'CREATE TABLE', objectType: 'table', objectIdentity: 'public.notes' },
+      { commandTag: 'CREATE INDEX', objectType: 'index', objectIdentity: 'public.notes_body' },
+    ]));
+    await expect.poll(async () => {
+      const operations = await call('GET', `/api/projects/${project.id}/operations`, { headers: auth() });
+      return operations.body.find((o: { id: string }) => o.id === recorded.metadata.correlationId);
+    }, { timeout: 10_000 }).toMatchObject({ command: 'ExecuteSql', status: 'succeeded' });
+  });
+
+  it('enables RLS, with no policies, on a table created through SQL', async () => {
+    await sql('create table open_secrets (id int)');
+    const { rows } = await tenant.query(
+      `select c.relrowsecurity, (select count(*)::int from pg_policy p where p.polrelid = c.oid) as policies from pg_class c where c.oid = 'public.open_secrets'::regclass`,
+    );
+    expect(rows[0]).toEqual({ relrowsecurity: true, policies: 0 });
+  });
+
+  it('records DDL that a COMMIT inside the query made permanent, even when a later statement fails', async () => {
+    const answer = await sql('begin; create table kept (id int); commit; create table lost (id int); select 1/0');
+    expect(answer.status).toBe(400);
+    expect(await tableExists('kept')).toBe(true);
+    expect(await tableExists('lost')).toBe(false);
+    const events = await call('GET', `/api/projects/${project.id}/events`, { headers: auth() });
+    expect(events.body.events.at(-1)).toMatchObject({ type: 'SqlDdlRecorded', data: { commands: [{ commandTag: 'CREATE TABLE', objectIdentity: 'public.kept' }] } });
+  });
+
+  it('leaves what the workflow applies to the workflow’s own events', async () => {
+    const created = await call('POST', `/api/projects/${project.id}/tables`, { headers: auth(), body: { name: 'managed', columns: [{ name: 'title', type: 'text' }], access: 'private' } });
+    expect(created.status, created.text).toBe(201);
+    const events = await call('GET', `/api/projects/${project.id}/events`, { headers: auth() });
+    expect(events.body.events.slice(-2).map((e: { type: string }) => e.type)).toEqual(['TableCreated', 'SchemaChangeApplied']);
+  });
+
+  it('leaves no captured rows behind in the tenant', async () => {
+    expect((await tenant.query('select count(*)::int as n from baseplane_meta.ddl_log')).rows[0].n).toBe(0);
+  });
+
+  scenarios([
+    { name: 'DROP TABLE is recorded', method: 'POST', url: URL_, headers: auth, body: { get projectId() { return project.id; }, query: 'create table doomed (id int); drop table doomed' }, expectedStatus: 200, expectedEvents: ddlEvent },
+    { name: 'a statement that refuses a transaction block runs on its own, and is recorded', method: 'POST', url: URL_, headers: auth, body: { get projectId() { return project.id; }, query: 'create index concurrently counted_n on counted (n)' }, expectedStatus: 200, expectedEvents: ddlEvent },
+    { name: 'a query without DDL records nothing', method: 'POST', url: URL_, headers: auth, body: { get projectId() { return project.id; }, query: 'select * from notes' }, expectedStatus: 200, expectedEvents: noEvents },
+    { name: 'DDL on temporary objects records nothing', method: 'POST', url: URL_, headers: auth, body: { get projectId() { return project.id; }, query: 'create temp table t (x int)' }, expectedStatus: 200, expectedEvents: noEvents },
+    { name: 'a failed query records nothing', method: 'POST', url: URL_, headers: auth, body: { get projectId() { return project.id; }, query: 'create table b (id int); select 1/0' }, expectedStatus: 400, expectedContent: ['"22012"'], expectedEvents: noEvents },
+    { name: 'claiming to be the workflow does not hide DDL', method: 'POST', url: URL_, headers: auth, body: { get projectId() { return project.id; }, query: `set baseplane.source = 'workflow'; create table sneaky (id int)` }, expectedStatus: 200, expectedEvents: ddlEvent },
+    { name: 'the query cannot take the DDL log itself', method: 'POST', url: URL_, headers: auth, body: { get projectId() { return project.id; }, query: `create table hidden (id int); select * from baseplane_meta.take_ddl_log('0')` }, expectedStatus: 400, expectedContent: ['"42501"'], expectedEvents: noEvents },
+  ]);
+
+  it('gave the table created by a self-proclaimed workflow RLS as well', async () => {
+    expect((await tenant.query(`select relrowsecurity from pg_class where oid = 'public.sneaky'::regclass`)).rows[0].relrowsecurity).toBe(true);
+  });
+});
+
+describe('who may call', () => {
+  const body = (query = 'select 1 as ok') => ({ get projectId() { return project.id; }, query });
+  scenarios([
+    { name: 'a member of the project’s team', method: 'POST', url: URL_, headers: auth, body: body(), expectedStatus: 200, expectedContent: ['"ok":1'] },
+    { name: 'the project’s service key', method: 'POST', url: URL_, headers: () => apikey(project.serviceKey), body: body(), expectedStatus: 200, expectedContent: ['"ok":1'] },
+    { name: 'the anon key is 403 service_key_required', method: 'POST', url: URL_, headers: () => apikey(project.anonKey), body: body(), expectedStatus: 403, expectedContent: ['service_key_required'] },
+    { name: 'another team’s member is told 404', method: 'POST', url: URL_, headers: () => bearer(bob.token), body: body(), expectedStatus: 404, expectedContent: ['not_found'] },
+    { name: 'another project’s service key is 401', method: 'POST', url: URL_, headers: () => apikey(bobsProject.serviceKey), body: body(), expectedStatus: 401, expectedContent: ['invalid_api_key'] },
+    { name: 'no credentials is 401', method: 'POST', url: URL_, body: body(), expectedStatus: 401 },
+    { name: 'an unknown project is 404', method: 'POST', url: URL_, headers: auth, body: { projectId: '00000000-0000-4000-8000-000000000000', query: 'select 1' }, expectedStatus: 404, expectedContent: ['not_found'] },
+    { name: 'a malformed project id is 400', method: 'POST', url: URL_, headers: auth, body: { projectId: 'nope', query: 'select 1' }, expectedStatus: 400, expectedContent: ['invalid_request'] },
+    { name: 'an empty query is 400', method: 'POST', url: URL_, headers: auth, body: body(''), expectedStatus: 400, expectedContent: ['invalid_request'] },
+    { name: 'an unknown field is 400', method: 'POST', url: URL_, headers: auth, body: { get projectId() { return project.id; }, query: 'select 1', role: 'postgres' }, expectedStatus: 400, expectedContent: ['invalid_request'] },
+  ]);
+
+  it('the service key’s DDL is recorded with the service key as actor', async () => {
+    const answer = await sql('create table by_key (id int)', apikey(project.serviceKey));
+    expect(answer.status, answer.text).toBe(200);
+    const events = await call('GET', `/api/projects/${project.id}/events`, { headers: auth() });
+    expect(events.body.events.at(-1)).toMatchObject({ type: 'SqlDdlRecorded', metadata: { actor: `service-key:${project.id}` } });
+  });
+
+  it('a project that is not active is 503 project_unavailable', async () => {
+    const gone = await createProject(ada, 'short-lived');
+    expect((await call('DELETE', `/api/projects/${gone.id}`, { headers: auth() })).status).toBe(200);
+    const answer = await sql('select 1', auth(), gone.id);
+    expect(answer.status).toBe(503);
+    expect(answer.body.code).toBe('project_unavailable');
+  });
+});
+
+describe('the owner role stays in its project', () => {
+  const refused = (name: string, query: string | (() => string), code = '42501') => ({
+    name,
+    method: 'POST',
+    url: URL_,
+    headers: auth,
+    body: { get projectId() { return project.id; }, get query() { return typeof query === 'function' ? query() : query; } },
+    expectedStatus: 400,
+    expectedContent: [`"code":"${code}"`],
+    expectedEvents: noEvents,
+  });
+  const superuser = () => new URL(inject('tenantDatabaseUrl')).username;
+  scenarios([
+    refused('create role', 'create role intruder login superuser'),
+    refused('alter its own role into a superuser', () => `alter role ${tenantOwnerRole(project.id)} superuser`),
+    refused('copy to a program', `copy (select 1) to program 'id'`),
+    refused('copy from a program', `create table victim (line text); copy victim from program 'id'`),
+    refused('copy to a server file', `copy (select 1) to '/tmp/baseplane-escape'`),
+    refused('read a server file', `select pg_read_file('/etc/passwd')`),
+    refused('alter system', `alter system set work_mem = '1MB'`),
+    refused('read pg_authid', 'select * from pg_authid'),
+    refused('set role to the superuser', () => `set role ${superuser()}`),
+    refused('set session authorization', () => `set session authorization ${superuser()}`),
+    refused('create an untrusted extension', 'create extension dblink'),
+    refused('create a C function', `create function escape() returns int language c as 'libc', 'getpid'`),
+    refused('drop the DDL capture', 'drop event trigger baseplane_capture_ddl_commands'),
+    refused('read the DDL log', 'select * from baseplane_meta.ddl_log'),
+  ]);
+
+  it('connects to its own database with its credentials', async () => {
+    const own = ownerClient(project.id, project.id);
+    await own.connect();
+    try {
+      expect((await own.query('select current_user as who')).rows[0].who).toBe(tenantOwnerRole(project.id));
+    } finally {
+      await own.end();
+    }
+  });
+
+  it('cannot connect to another project’s database with them', async () => {
+    const intruder = ownerClient(project.id, bobsProject.id);
+    const error = await intruder.connect().then(() => null, (e: { code?: string; message?: string }) => e);
+    await intruder.end().catch(() => undefined);
+    expect(error).toMatchObject({ code: '42501', message: expect.stringContaining('permission denied for database') });
+  });
+});
