@@ -1,5 +1,6 @@
 /** The language every part of Baseplane speaks. Pure: no I/O. */
 export * from './api';
+export * from './auth';
 export * from './commands';
 export * from './config';
 export * from './errors';
@@ -7,6 +8,7 @@ export * from './events';
 export * from './keys';
 export * from './schema';
 export * from './secrets';
+export * from './validate';
 export * from './workflows';
 export * from './rows';
 export * from './sql';

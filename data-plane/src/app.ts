@@ -8,9 +8,14 @@ import { ApiError } from '@baseplane/contracts';
 import type { ProjectDirectory } from './directory/project-directory';
 import { bindRestRoot } from './http/rest-root';
 import { bindAuthJwks } from './http/auth-jwks';
+import { bindAuthRoutes } from './auth/auth-routes';
+import type { AccessTokens } from './auth/access-tokens';
+import type { OwnerPools } from './tenants/owner-pools';
 
 export interface DataPlaneDependencies {
   directory: ProjectDirectory;
+  tenants: OwnerPools;
+  tokens: AccessTokens;
   publicUrl: string;
   log: Logger;
 }
@@ -29,6 +34,7 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
       async (scope) => {
         bindRestRoot(scope, deps.directory, deps.publicUrl);
         bindAuthJwks(scope, deps.directory);
+        bindAuthRoutes(scope, deps);
       },
       { prefix },
     );

@@ -7,6 +7,8 @@ import pino from 'pino';
 import { ConfigError, loadServiceConfig } from '@baseplane/contracts';
 import { ProjectDirectory } from './directory/project-directory';
 import { buildDataPlane } from './app';
+import { AccessTokens } from './auth/access-tokens';
+import { OwnerPools } from './tenants/owner-pools';
 
 async function main(): Promise<void> {
   const config = loadServiceConfig(process.env, 'DATA_PLANE_PORT');
@@ -15,12 +17,15 @@ async function main(): Promise<void> {
   platformDb.on('error', (err) => log.warn({ err }, 'idle platform connection failed'));
   const directory = new ProjectDirectory(platformDb, log);
   await directory.start();
-  const app = buildDataPlane({ directory, publicUrl: config.publicUrl, log });
+  const tenants = new OwnerPools(config.tenantDatabaseUrl, config.platformSecret);
+  const tokens = new AccessTokens(config.platformSecret, config.publicUrl);
+  const app = buildDataPlane({ directory, tenants, tokens, publicUrl: config.publicUrl, log });
   await app.listen({ port: config.listenPort, host: '127.0.0.1' });
   log.info({ port: config.listenPort }, 'data plane listening');
   const shutdown = async () => {
     await app.close();
     await directory.stop();
+    await tenants.closeAll();
     await platformDb.end();
     process.exit(0);
   };

@@ -19,6 +19,7 @@ import {
 import type { PlatformStore } from './platform-store';
 import type { TenantPools } from './tenant-pools';
 import { schemaChangeSql } from './schema-ddl';
+import { authSchemaSql } from './tenant-auth-sql';
 import { apiRolesSql, createDatabaseSql, createOwnerRoleSql, databaseAccessSql, dropDatabaseSql, dropRoleSql, installSchemaSql } from './tenant-sql';
 
 export interface ActivityDependencies {
@@ -170,12 +171,14 @@ export function createActivities(deps: ActivityDependencies) {
       const performed = await tenants.transaction(projectId, async (client) => {
         // Serialises concurrent attempts; the marker then tells whether this version is in.
         await client.query('select pg_advisory_xact_lock(7011002)');
+        // What the install creates is part of provisioning, not DDL for the history's SQL capture.
+        await client.query(`set local baseplane.source = 'workflow'`);
         const { rows } = await client.query<{ installed: boolean }>(`select to_regclass('baseplane_meta.applied') is not null as installed`);
         if (rows[0]!.installed) {
           const marker = await client.query<{ version: number }>('select version from baseplane_meta.applied');
           if ((marker.rows[0]?.version ?? 0) >= version) return false;
         }
-        for (const sql of installSchemaSql(tenantOwnerRole(projectId), version)) await client.query(sql);
+        for (const sql of [...installSchemaSql(tenantOwnerRole(projectId), version), ...authSchemaSql(tenantOwnerRole(projectId))]) await client.query(sql);
         return true;
       });
       await platform.recordStep(projectId, version, 'installTenantSchema', performed, Context.current().info.attempt);

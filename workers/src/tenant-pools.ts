@@ -27,6 +27,9 @@ export class TenantPools {
   /** Runs `work` in one transaction on the project's database; rolls back on any error. */
   async transaction<T>(projectId: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.forProject(projectId).connect();
+    // A connection that dies while checked out emits 'error' on the client; unheard, it would end the process.
+    const ignoreLostConnection = () => undefined;
+    client.on('error', ignoreLostConnection);
     try {
       await client.query('begin');
       const result = await work(client);
@@ -36,6 +39,7 @@ export class TenantPools {
       await client.query('rollback').catch(() => undefined);
       throw error;
     } finally {
+      client.off('error', ignoreLostConnection);
       client.release();
     }
   }

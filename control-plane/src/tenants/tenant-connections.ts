@@ -34,6 +34,9 @@ export class TenantConnections {
     } catch {
       throw new ApiError(503, 'project_unavailable', 'the project database is not reachable');
     }
+    // A connection that dies while checked out emits 'error' on the client; unheard, it would end the process.
+    const ignoreLostConnection = () => undefined;
+    client.on('error', ignoreLostConnection);
     try {
       await client.query('begin');
       const result = await work(client);
@@ -43,6 +46,7 @@ export class TenantConnections {
       await client.query('rollback').catch(() => undefined);
       throw error;
     } finally {
+      client.off('error', ignoreLostConnection);
       client.release();
     }
   }

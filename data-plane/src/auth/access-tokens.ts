@@ -1,0 +1,71 @@
+/**
+ * End-user access tokens: ES256 JWTs signed with the project's newest key
+ * (from the directory, private half opened with PLATFORM_SECRET) and verified
+ * against all its keys. Anything else — another project's token, alg:none, a
+ * tampered or expired one — is 401 and never falls back to anon.
+ */
+import { SignJWT, importJWK, jwtVerify, errors as joseErrors, type CryptoKey, type JWTPayload } from 'jose';
+import { ApiError, SecretBox, type AccessTokenClaims, type SigningKey } from '@baseplane/contracts';
+import type { DirectoryEntry } from '../directory/project-directory';
+
+export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+
+export class AccessTokens {
+  private readonly box: SecretBox;
+  private readonly imported = new Map<string, Promise<CryptoKey>>();
+
+  constructor(platformSecret: string, private readonly publicUrl: string) {
+    this.box = new SecretBox(platformSecret);
+  }
+
+  issuer(): string {
+    return `${this.publicUrl}/rest/v1/auth`;
+  }
+
+  async sign(project: DirectoryEntry, claims: Pick<AccessTokenClaims, 'sub' | 'email' | 'email_verified' | 'session_id'>): Promise<string> {
+    const key = project.signingKeys[project.signingKeys.length - 1];
+    if (!key) throw new ApiError(503, 'project_unavailable', 'the project has no signing key yet');
+    return new SignJWT({ role: 'authenticated', email: claims.email, email_verified: claims.email_verified, session_id: claims.session_id, ref: project.projectId })
+      .setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'JWT' })
+      .setSubject(claims.sub)
+      .setAudience('authenticated')
+      .setIssuer(this.issuer())
+      .setIssuedAt()
+      .setExpirationTime(`${ACCESS_TOKEN_TTL_SECONDS}s`)
+      .sign(await this.key(key, 'private'));
+  }
+
+  /** Verifies a token of this project; 401 `token_expired` or `invalid_token` otherwise. */
+  async verify(project: DirectoryEntry, token: string): Promise<AccessTokenClaims> {
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(
+        token,
+        async (header) => {
+          const key = project.signingKeys.find((k) => k.kid === header.kid);
+          if (!key) throw new Error('unknown key');
+          return this.key(key, 'public');
+        },
+        { algorithms: ['ES256'], audience: 'authenticated', issuer: this.issuer() },
+      ));
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) throw new ApiError(401, 'token_expired', 'access token expired');
+      throw new ApiError(401, 'invalid_token', 'invalid access token');
+    }
+    if (payload.ref !== project.projectId || typeof payload.sub !== 'string' || typeof payload.session_id !== 'string') {
+      throw new ApiError(401, 'invalid_token', 'access token of another project');
+    }
+    return payload as unknown as AccessTokenClaims;
+  }
+
+  private key(key: SigningKey, half: 'public' | 'private'): Promise<CryptoKey> {
+    const id = `${key.kid}:${half}`;
+    let imported = this.imported.get(id);
+    if (!imported) {
+      const jwk = half === 'public' ? key.publicJwk : JSON.parse(this.box.open(key.privateJwkCipher));
+      imported = importJWK(jwk, 'ES256') as Promise<CryptoKey>;
+      this.imported.set(id, imported);
+    }
+    return imported;
+  }
+}

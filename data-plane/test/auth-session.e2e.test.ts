@@ -1,0 +1,148 @@
+/**
+ * End-user sign-up, sign-in, refresh, me and logout over HTTP: ES256 tokens
+ * of the project's own key, refresh tokens spent on use (a reuse revokes the
+ * session), and every refusal in the API.md error shape.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import pg from 'pg';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { tenantDatabaseName } from '@baseplane/contracts';
+import { call, createProject, scenarios, signUpOperator, type ProjectAnswer } from '../../deploy/test/http';
+
+let project: ProjectAnswer;
+let other: ProjectAnswer;
+const email = `Ada-${randomUUID()}@Example.com`;
+const password = 'correct horse battery';
+const key = () => ({ apikey: project.anonKey });
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+beforeAll(async () => {
+  const operator = await signUpOperator('Auth');
+  [project, other] = [await createProject(operator, 'auth app'), await createProject(operator, 'other app')];
+});
+
+describe('sign-up and sign-in', () => {
+  let session: { accessToken: string; refreshToken: string; user: { id: string } };
+
+  it('signs up: 201 with a session whose token is the project’s ES256 JWT', async () => {
+    const answer = await call('POST', '/rest/v1/auth/signup', { headers: key(), body: { email, password, firstName: 'Ada', lastName: 'Lovelace' } });
+    expect(answer.status, answer.text).toBe(201);
+    expect(answer.body).toMatchObject({ expiresIn: 3600, tokenType: 'bearer', user: { email, firstName: 'Ada', lastName: 'Lovelace', emailVerified: false, providers: ['email'] } });
+    expect(answer.text).not.toMatch(/argon2|password/i);
+    session = answer.body;
+    const jwks = await call('GET', '/rest/v1/auth/.well-known/jwks.json', { headers: key() });
+    expect(decodeProtectedHeader(session.accessToken)).toMatchObject({ alg: 'ES256', kid: jwks.body.keys[0].kid });
+    const claims = decodeJwt(session.accessToken);
+    expect(claims).toMatchObject({ sub: session.user.id, role: 'authenticated', aud: 'authenticated', email, email_verified: false, ref: project.id, session_id: expect.any(String) });
+    expect(claims.exp! - claims.iat!).toBe(3600);
+  });
+
+  it('answers GET /me for the Bearer token alone, and with the apikey', async () => {
+    const alone = await call('GET', '/rest/v1/auth/me', { headers: bearer(session.accessToken) });
+    expect(alone.status, alone.text).toBe(200);
+    expect(alone.body).toMatchObject({ id: session.user.id, email, username: null, emailVerified: false });
+    const withKey = await call('GET', '/rest/v1/auth/me', { headers: { ...key(), ...bearer(session.accessToken) } });
+    expect(withKey.body.id).toBe(session.user.id);
+  });
+
+  it('signs in with the email in any case', async () => {
+    const answer = await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email: email.toLowerCase(), password } });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.user.id).toBe(session.user.id);
+    expect(answer.body.user.lastSignInAt).not.toBeNull();
+  });
+
+  describe('refusals', () => {
+    scenarios([
+      { name: 'a second sign-up with the same email, in another case, is 409', method: 'POST', url: '/rest/v1/auth/signup', headers: key, body: { email: email.toUpperCase(), password }, expectedStatus: 409, expectedContent: ['user_already_exists'] },
+      { name: 'a short password is 400 weak_password', method: 'POST', url: '/rest/v1/auth/signup', headers: key, body: { email: 'b@example.com', password: 'short' }, expectedStatus: 400, expectedContent: ['weak_password'] },
+      { name: 'a bad email is 400 invalid_email', method: 'POST', url: '/rest/v1/auth/signup', headers: key, body: { email: 'nope', password }, expectedStatus: 400, expectedContent: ['invalid_email'] },
+      { name: 'an unknown field is 400', method: 'POST', url: '/rest/v1/auth/signup', headers: key, body: { email: 'c@example.com', password, role: 'admin' }, expectedStatus: 400 },
+      { name: 'no apikey is 401', method: 'POST', url: '/rest/v1/auth/signup', body: { email: 'd@example.com', password }, expectedStatus: 401, expectedContent: ['missing_api_key'] },
+      { name: 'a wrong password is 400 invalid_credentials', method: 'POST', url: '/rest/v1/auth/signin', headers: key, body: { email, password: 'wrong password' }, expectedStatus: 400, expectedContent: ['invalid_credentials'] },
+      { name: 'an unknown email answers exactly the same', method: 'POST', url: '/rest/v1/auth/signin', headers: key, body: { email: 'nobody@example.com', password: 'wrong password' }, expectedStatus: 400, expectedContent: ['invalid_credentials', 'invalid email or password'] },
+      { name: 'the user of one project cannot sign in to another', method: 'POST', url: '/rest/v1/auth/signin', headers: () => ({ apikey: other.anonKey }), body: { email, password }, expectedStatus: 400, expectedContent: ['invalid_credentials'] },
+      { name: 'me without a token is 401', method: 'GET', url: '/rest/v1/auth/me', headers: key, expectedStatus: 401, expectedContent: ['no_session'] },
+      { name: 'me with a tampered token is 401', method: 'GET', url: '/rest/v1/auth/me', headers: () => bearer(session.accessToken.slice(0, -4) + 'AAAA'), expectedStatus: 401, expectedContent: ['invalid_token'] },
+      { name: 'me with an alg:none token is 401', method: 'GET', url: '/rest/v1/auth/me', headers: () => bearer(unsigned(session.accessToken)), expectedStatus: 401, expectedContent: ['invalid_token'] },
+      { name: 'me with the token of another project’s key is 401', method: 'GET', url: '/rest/v1/auth/me', headers: () => ({ apikey: other.anonKey, ...bearer(session.accessToken) }), expectedStatus: 401, expectedContent: ['invalid_token'] },
+      { name: 'me with garbage is 401', method: 'GET', url: '/rest/v1/auth/me', headers: () => bearer('not.a.jwt'), expectedStatus: 401 },
+    ]);
+  });
+});
+
+describe('refresh tokens', () => {
+  async function signIn() {
+    const answer = await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email, password } });
+    expect(answer.status).toBe(200);
+    return answer.body as { accessToken: string; refreshToken: string };
+  }
+  const refresh = (refreshToken: string) => call('POST', '/rest/v1/auth/refresh', { headers: key(), body: { refreshToken } });
+
+  it('rotates on every use and answers without the user', async () => {
+    const first = await signIn();
+    const second = await refresh(first.refreshToken);
+    expect(second.status, second.text).toBe(200);
+    expect(Object.keys(second.body).sort()).toEqual(['accessToken', 'expiresIn', 'refreshToken', 'tokenType']);
+    expect(second.body.refreshToken).not.toBe(first.refreshToken);
+    expect(decodeJwt(second.body.accessToken).session_id).toBe(decodeJwt(first.accessToken).session_id);
+    const third = await refresh(second.body.refreshToken);
+    expect(third.status).toBe(200);
+  });
+
+  it('revokes the whole session when a spent token comes back after the grace', async () => {
+    const first = await signIn();
+    const second = (await refresh(first.refreshToken)).body;
+    // The grace for a client's own concurrent refresh is 10 s; age the spent token past it.
+    await ageSpentToken(first.refreshToken);
+    const reused = await refresh(first.refreshToken);
+    expect(reused.status).toBe(401);
+    expect(reused.body.code).toBe('refresh_token_reused');
+    expect((await refresh(second.refreshToken)).body.code).toBe('refresh_token_invalid');
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(second.accessToken) })).status).toBe(401);
+  });
+
+  it('lets a client refreshing twice at once within the grace keep its session', async () => {
+    const first = await signIn();
+    const [a, b] = await Promise.all([refresh(first.refreshToken), refresh(first.refreshToken)]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect((await refresh(a.body.refreshToken)).status).toBe(200);
+  });
+
+  it('refuses an unknown refresh token', async () => {
+    expect((await refresh('nope')).body.code).toBe('refresh_token_invalid');
+  });
+
+  it('logs out one session, or all of them', async () => {
+    const one = await signIn();
+    const two = await signIn();
+    expect((await call('POST', '/rest/v1/auth/logout', { headers: { ...key(), ...bearer(one.accessToken) } })).status).toBe(204);
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(one.accessToken) })).status).toBe(401);
+    expect((await refresh(one.refreshToken)).body.code).toBe('refresh_token_invalid');
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(two.accessToken) })).status).toBe(200);
+    expect((await call('POST', '/rest/v1/auth/logout', { headers: { ...key(), ...bearer(two.accessToken) }, body: { scope: 'global' } })).status).toBe(204);
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(two.accessToken) })).status).toBe(401);
+  });
+});
+
+/** The same claims re-encoded with alg "none" and no signature. */
+function unsigned(token: string): string {
+  const [, payload] = token.split('.');
+  return `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${payload}.`;
+}
+
+/** Moves a spent refresh token's spending 60 s into the past, as if the client came back later. */
+async function ageSpentToken(refreshToken: string): Promise<void> {
+  const url = new URL(inject('tenantDatabaseUrl'));
+  url.pathname = `/${tenantDatabaseName(project.id)}`;
+  const db = new pg.Client({ connectionString: url.toString() });
+  await db.connect();
+  try {
+    const hash = createHash('sha256').update(refreshToken).digest('hex');
+    const { rowCount } = await db.query(`update auth.refresh_tokens set revoked_at = now() - interval '60 seconds' where token_hash = $1 and revoked_at is not null`, [hash]);
+    expect(rowCount).toBe(1);
+  } finally {
+    await db.end();
+  }
+}

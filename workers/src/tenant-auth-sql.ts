@@ -1,0 +1,44 @@
+/**
+ * The end-user directory of a tenant database, schema `auth`: users,
+ * sessions and refresh tokens (stored hashed). Owned by the installing
+ * superuser; the data plane works on it as the project's owner role.
+ */
+
+const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+export function authSchemaSql(ownerRole: string): string[] {
+  const owner = ident(ownerRole);
+  return [
+    `create table if not exists auth.users (
+       id uuid primary key default gen_random_uuid(),
+       email text not null,
+       encrypted_password text,
+       email_verified_at timestamptz,
+       username text,
+       first_name text,
+       last_name text,
+       avatar_url text,
+       created_at timestamptz not null default now(),
+       updated_at timestamptz not null default now(),
+       last_sign_in_at timestamptz
+     )`,
+    'create unique index if not exists users_email_key on auth.users (lower(email))',
+    `create table if not exists auth.sessions (
+       id uuid primary key default gen_random_uuid(),
+       user_id uuid not null references auth.users on delete cascade,
+       created_at timestamptz not null default now(),
+       revoked_at timestamptz
+     )`,
+    'create index if not exists sessions_user on auth.sessions (user_id)',
+    `create table if not exists auth.refresh_tokens (
+       token_hash text primary key,
+       session_id uuid not null references auth.sessions on delete cascade,
+       user_id uuid not null references auth.users on delete cascade,
+       created_at timestamptz not null default now(),
+       expires_at timestamptz not null,
+       revoked_at timestamptz
+     )`,
+    'create index if not exists refresh_tokens_session on auth.refresh_tokens (session_id)',
+    `grant select, insert, update, delete on all tables in schema auth to ${owner}`,
+  ];
+}
