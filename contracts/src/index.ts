@@ -8,6 +8,7 @@ export * from './events';
 export * from './keys';
 export * from './schema';
 export * from './secrets';
+export * from './transaction';
 export * from './validate';
 export * from './workflows';
 export * from './rows';

@@ -3,39 +3,23 @@
  * catalog (refusals record nothing), applied by the workflow to a real tenant
  * database (apply failures change nothing and answer 422), read from the catalog.
  */
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { tenantDatabaseName, tenantOwnerRole } from '@baseplane/contracts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tenantOwnerRole } from '@baseplane/contracts';
 import { apikey, bearer, call, createProject, projectEventTypes, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
 
 let ada: Operator;
 let bob: Operator;
 let project: ProjectAnswer;
-let tenant: pg.Client;
+let tenant: TenantDatabase;
+const asOwner = (sql: string, values: unknown[] = []) => tenant.asOwner(sql, values);
 const base = () => `/api/projects/${project.id}/tables`;
 const auth = () => bearer(ada.token);
-
-/** Runs SQL in the tenant database as its owner role, the way the SQL console would. */
-async function asOwner(sql: string, values: unknown[] = []) {
-  await tenant.query('begin');
-  try {
-    await tenant.query(`set local role "${tenantOwnerRole(project.id)}"`);
-    const result = await tenant.query(sql, values);
-    await tenant.query('commit');
-    return result;
-  } catch (error) {
-    await tenant.query('rollback');
-    throw error;
-  }
-}
 
 beforeAll(async () => {
   [ada, bob] = await Promise.all([signUpOperator('Ada'), signUpOperator('Bob')]);
   project = await createProject(ada, 'schema app');
-  const url = new URL(inject('tenantDatabaseUrl'));
-  url.pathname = `/${tenantDatabaseName(project.id)}`;
-  tenant = new pg.Client({ connectionString: url.toString() });
-  await tenant.connect();
+  tenant = await connectTenant(project.id);
   const created = await call('POST', base(), {
     headers: auth(),
     body: { name: 'todos', columns: [{ name: 'title', type: 'text', nullable: false }, { name: 'done', type: 'boolean', default: false }] },
@@ -57,7 +41,7 @@ describe('creating tables', () => {
     const todos = list.body.find((t: { name: string }) => t.name === 'todos');
     expect(todos).toMatchObject({ schema: 'public', primaryKey: ['id'], rlsEnabled: true, access: 'public-read' });
     expect(todos.policies).toEqual([expect.objectContaining({ command: 'select', roles: ['anon', 'authenticated'] })]);
-    const owner = await tenant.query(`select tableowner from pg_tables where tablename = 'todos'`);
+    const owner = await tenant.client.query(`select tableowner from pg_tables where tablename = 'todos'`);
     expect(owner.rows[0].tableowner).toBe(tenantOwnerRole(project.id));
     expect((await projectEventTypes(project.id)).slice(-2)).toEqual(['TableCreated', 'SchemaChangeApplied']);
   });
@@ -142,7 +126,7 @@ describe('columns on a table with data', () => {
     expect((await call('DELETE', `${base()}/items/columns/note`, { headers: auth() })).status).toBe(200);
     expect((await call('GET', `${base()}/items/columns`, { headers: auth() })).body.map((c: { name: string }) => c.name)).not.toContain('note');
     expect((await call('DELETE', `${base()}/items`, { headers: auth() })).status).toBe(200);
-    expect((await tenant.query(`select to_regclass('public.items') as t`)).rows[0].t).toBeNull();
+    expect((await tenant.client.query(`select to_regclass('public.items') as t`)).rows[0].t).toBeNull();
   });
 });
 

@@ -4,7 +4,7 @@
  * A database about to be dropped has its pool closed first.
  */
 import pg from 'pg';
-import { tenantDatabaseName } from '@baseplane/contracts';
+import { inTransaction, tenantDatabaseName } from '@baseplane/contracts';
 
 export class TenantPools {
   private readonly pools = new Map<string, pg.Pool>();
@@ -25,23 +25,8 @@ export class TenantPools {
   }
 
   /** Runs `work` in one transaction on the project's database; rolls back on any error. */
-  async transaction<T>(projectId: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.forProject(projectId).connect();
-    // A connection that dies while checked out emits 'error' on the client; unheard, it would end the process.
-    const ignoreLostConnection = () => undefined;
-    client.on('error', ignoreLostConnection);
-    try {
-      await client.query('begin');
-      const result = await work(client);
-      await client.query('commit');
-      return result;
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      throw error;
-    } finally {
-      client.off('error', ignoreLostConnection);
-      client.release();
-    }
+  transaction<T>(projectId: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.forProject(projectId), work);
   }
 
   async close(projectId: string): Promise<void> {

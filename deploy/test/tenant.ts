@@ -1,0 +1,39 @@
+/**
+ * Test access to a project's tenant database as the cluster superuser, with
+ * a way to act as the project's owner role — the way the SQL console does —
+ * so the owner owns what a test creates there.
+ */
+import pg from 'pg';
+import { inject } from 'vitest';
+import { tenantDatabaseName, tenantOwnerRole } from '@baseplane/contracts';
+
+export interface TenantDatabase {
+  /** The superuser connection itself. */
+  client: pg.Client;
+  /** Runs one statement as the project's owner role, in its own transaction. */
+  asOwner(sql: string, values?: unknown[]): Promise<pg.QueryResult>;
+  end(): Promise<void>;
+}
+
+export async function connectTenant(projectId: string): Promise<TenantDatabase> {
+  const url = new URL(inject('tenantDatabaseUrl'));
+  url.pathname = `/${tenantDatabaseName(projectId)}`;
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  return {
+    client,
+    async asOwner(sql, values = []) {
+      await client.query('begin');
+      try {
+        await client.query(`set local role "${tenantOwnerRole(projectId)}"`);
+        const result = await client.query(sql, values);
+        await client.query('commit');
+        return result;
+      } catch (error) {
+        await client.query('rollback');
+        throw error;
+      }
+    },
+    end: () => client.end(),
+  };
+}
