@@ -24,6 +24,7 @@ import { ExecuteSchemaCommandHandler } from './tables/schema-command';
 import { RowsController } from './rows/rows.controller';
 import { SqlController } from './sql/sql.controller';
 import { sqlConsoleProvider } from './sql/sql-console';
+import { DevInboxController } from './dev-inbox/dev-inbox.controller';
 
 export const PG_POOL = Symbol('PG_POOL');
 export const CONFIG = Symbol('CONFIG');
@@ -52,7 +53,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [CqrsModule.forRoot()],
-      controllers: [HealthController, AccountsController, ProjectsController, TablesController, RowsController, SqlController],
+      controllers: [HealthController, AccountsController, ProjectsController, TablesController, RowsController, SqlController, DevInboxController],
       providers: [
         { provide: CONFIG, useValue: deps.config },
         { provide: PG_POOL, useValue: deps.db },

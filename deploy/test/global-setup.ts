@@ -17,12 +17,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const keep = process.env.BASEPLANE_KEEP_TEST_DIR === '1';
   console.log(`[stack] service logs: ${logDir}`);
 
+  // Tests read the emailed codes from the built-in dev inbox, never from the developer's SMTP server.
+  const env = stackTestEnv();
+  delete env.SMTP_URL;
+
   let stack: Stack;
   try {
     stack = await startStack({
       dataDir: dir,
       port: 0,
-      env: stackTestEnv(),
+      env,
       quiet: true,
       logDir,
       extraServiceEnv: serviceEnvFromJson(process.env.BASEPLANE_TEST_SERVICE_ENV),
@@ -40,6 +44,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('temporalUiUrl', stack.temporalUiUrl);
   project.provide('platformSecret', stack.platformSecret);
   project.provide('servicePorts', stack.servicePorts);
+  project.provide('smtpUrl', stack.smtpUrl);
   project.provide('dataDir', stack.dataDir);
   project.provide('logDir', logDir);
 

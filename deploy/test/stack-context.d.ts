@@ -16,6 +16,8 @@ declare module 'vitest' {
     platformSecret: string;
     /** Internal ports of the services behind the gateway. */
     servicePorts: { controlPlane: number; worker: number; dataPlane: number };
+    /** The stack's built-in dev inbox, `smtp://127.0.0.1:<port>` (what the services get as SMTP_URL). */
+    smtpUrl: string;
     /** The stack's data directory (a fresh temp dir). */
     dataDir: string;
     /** Where each part's log lines go (`<part>.log`). */

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '@baseplane/contracts';
+import { startDevInbox, type DevInbox } from './dev-inbox';
 import { startGateway, type Gateway } from './gateway';
 import { createHealthCheck, nothingReady, type HealthCheck } from './health';
 import { findFreePort, waitUntil, answers200 } from './net';
@@ -52,11 +53,15 @@ export interface Stack {
   databaseUrl: string;
   /** Cluster where tenant databases are created (superuser URL). */
   tenantDatabaseUrl: string;
+  /** Where the services send mail: SMTP_URL, else the built-in dev inbox. */
+  smtpUrl: string;
+  /** True when `smtpUrl` is the built-in dev inbox (readable at `GET /api/dev/inbox`). */
+  devInbox: boolean;
   dataDir: string;
   platformSecret: string;
   /** Internal ports of the services behind the gateway. */
   servicePorts: { controlPlane: number; worker: number; dataPlane: number };
-  /** Stops gateway, services, Temporal and PostgreSQL, in that order; resolves when all are gone. */
+  /** Stops gateway, services, the dev inbox, Temporal and PostgreSQL, in that order; resolves when all are gone. */
   stop(): Promise<void>;
 }
 
@@ -67,6 +72,7 @@ interface Started {
   gateway?: Gateway;
   services: SupervisedService[];
   health?: HealthCheck;
+  devInbox?: DevInbox;
   temporal?: TemporalDevServer;
   postgres?: EmbeddedCluster;
 }
@@ -142,6 +148,15 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     }
 
     checkCancelled();
+    // Without SMTP_URL, mail goes to the dev inbox. It stores into a table the control
+    // plane's migrations create; the data plane, the only sender, starts after those.
+    let smtpUrl = config.smtpUrl;
+    if (smtpUrl === undefined) {
+      started.devInbox = await startDevInbox({ databaseUrl, log });
+      smtpUrl = started.devInbox.url;
+    }
+
+    checkCancelled();
     health = started.health = createHealthCheck({
       databaseUrl,
       temporalAddress,
@@ -161,10 +176,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       TENANT_DATABASE_URL: tenantDatabaseUrl,
       TEMPORAL_ADDRESS: temporalAddress,
       TEMPORAL_NAMESPACE: config.temporalNamespace,
+      SMTP_URL: smtpUrl,
       PLATFORM_SECRET: platformSecret,
       LOG_LEVEL: config.logLevel,
       ...options.extraServiceEnv,
     };
+    // DEV_INBOX=1 opens GET /api/dev/inbox; it says what this stack runs, not what the caller's env claims.
+    if (started.devInbox) serviceEnv.DEV_INBOX = '1';
+    else delete serviceEnv.DEV_INBOX;
     const launch = (name: ServiceName, servicePort: number) =>
       launchService({ name, port: servicePort, env: serviceEnv, options, started, log });
     // The control plane runs the platform migrations at start; the others rely on them.
@@ -185,6 +204,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       temporalUiUrl,
       databaseUrl,
       tenantDatabaseUrl: tenantDatabaseUrl ?? databaseUrl,
+      smtpUrl,
+      devInbox: started.devInbox !== undefined,
       dataDir,
       platformSecret,
       servicePorts,
@@ -245,6 +266,7 @@ async function stopAll(started: Started, log: StackLog): Promise<void> {
   };
   await attempt('gateway', started.gateway?.close);
   await Promise.all(started.services.map((service) => attempt(service.name, () => service.stop())));
+  await attempt('dev-inbox', started.devInbox?.stop);
   await attempt('gateway', started.health?.close);
   await attempt('temporal', started.temporal?.stop);
   await attempt('postgres', started.postgres?.stop);
