@@ -59,3 +59,10 @@ export interface AccessTokenClaims {
 }
 
 export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+const Otp = Type.String({ minLength: 1, maxLength: 32 });
+
+export const EmailOnlyBody = Type.Object({ email: Email }, { additionalProperties: false });
+export const ResendBody = Type.Object({ email: Email, type: Type.Union([Type.Literal('signup'), Type.Literal('email_change')]) }, { additionalProperties: false });
+export const VerifyCodeBody = Type.Object({ otp: Otp, email: Type.Optional(Email) }, { additionalProperties: false });
+export const ResetPasswordBody = Type.Object({ otp: Otp, newPassword: Password, email: Type.Optional(Email) }, { additionalProperties: false });

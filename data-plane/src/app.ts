@@ -9,6 +9,10 @@ import type { ProjectDirectory } from './directory/project-directory';
 import { bindRestRoot } from './http/rest-root';
 import { bindAuthJwks } from './http/auth-jwks';
 import { bindAuthRoutes } from './auth/auth-routes';
+import { bindCodeRoutes } from './auth/code-routes';
+import type { CodeBook } from './auth/codes';
+import { RateLimitedError } from './auth/rate-limits';
+import type { Mailer } from './mail/mailer';
 import type { AccessTokens } from './auth/access-tokens';
 import type { OwnerPools } from './tenants/owner-pools';
 
@@ -16,13 +20,16 @@ export interface DataPlaneDependencies {
   directory: ProjectDirectory;
   tenants: OwnerPools;
   tokens: AccessTokens;
+  codes: CodeBook;
+  mailer: Mailer;
   publicUrl: string;
   log: Logger;
 }
 
 export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
   // Request lines are logged at info by Fastify; the hot path keeps only warnings.
-  const app = Fastify({ loggerInstance: deps.log.child({}, { level: 'warn' }) as FastifyBaseLogger, bodyLimit: 10 * 1024 * 1024 });
+  // The gateway in front appends the client's address to X-Forwarded-For; it is the proxy we trust.
+  const app = Fastify({ loggerInstance: deps.log.child({}, { level: 'warn' }) as FastifyBaseLogger, bodyLimit: 10 * 1024 * 1024, trustProxy: 'loopback' });
 
   app.get('/healthz', async (_request, reply) => {
     if (!deps.directory.ready) return reply.status(503).send({ status: 'unavailable', pid: process.pid });
@@ -35,6 +42,7 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
         bindRestRoot(scope, deps.directory, deps.publicUrl);
         bindAuthJwks(scope, deps.directory);
         bindAuthRoutes(scope, deps);
+        bindCodeRoutes(scope, deps);
       },
       { prefix },
     );
@@ -44,6 +52,7 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
     void reply.status(404).send(new ApiError(404, 'not_found', 'no such route').toBody());
   });
   app.setErrorHandler((error, _request, reply) => {
+    if (error instanceof RateLimitedError) void reply.header('retry-after', String(error.retryAfterSeconds));
     if (error instanceof ApiError) return reply.status(error.status).send(error.toBody());
     const status = (error as { statusCode?: number }).statusCode;
     if (status && status < 500) {

@@ -4,11 +4,13 @@
  */
 import pg from 'pg';
 import pino from 'pino';
-import { ConfigError, loadServiceConfig } from '@baseplane/contracts';
+import { ApiError, ConfigError, loadServiceConfig } from '@baseplane/contracts';
 import { ProjectDirectory } from './directory/project-directory';
 import { buildDataPlane } from './app';
 import { AccessTokens } from './auth/access-tokens';
 import { OwnerPools } from './tenants/owner-pools';
+import { CodeBook } from './auth/codes';
+import { createMailer, type Mailer } from './mail/mailer';
 
 async function main(): Promise<void> {
   const config = loadServiceConfig(process.env, 'DATA_PLANE_PORT');
@@ -19,7 +21,11 @@ async function main(): Promise<void> {
   await directory.start();
   const tenants = new OwnerPools(config.tenantDatabaseUrl, config.platformSecret);
   const tokens = new AccessTokens(config.platformSecret, config.publicUrl);
-  const app = buildDataPlane({ directory, tenants, tokens, publicUrl: config.publicUrl, log });
+  const codes = new CodeBook(config.platformSecret);
+  const mailer: Mailer = config.smtpUrl
+    ? createMailer(config.smtpUrl, config.mailFrom)
+    : { send: () => Promise.reject(new ApiError(503, 'email_unavailable', 'no mail server is configured (SMTP_URL)')) };
+  const app = buildDataPlane({ directory, tenants, tokens, codes, mailer, publicUrl: config.publicUrl, log });
   await app.listen({ port: config.listenPort, host: '127.0.0.1' });
   log.info({ port: config.listenPort }, 'data plane listening');
   const shutdown = async () => {

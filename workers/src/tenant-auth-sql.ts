@@ -39,6 +39,26 @@ export function authSchemaSql(ownerRole: string): string[] {
        revoked_at timestamptz
      )`,
     'create index if not exists refresh_tokens_session on auth.refresh_tokens (session_id)',
+    // One-time codes: only a keyed hash is kept; unique among the live ones of a purpose.
+    `create table if not exists auth.one_time_codes (
+       id uuid primary key default gen_random_uuid(),
+       purpose text not null,
+       email text not null,
+       user_id uuid references auth.users on delete cascade,
+       code_hash text not null,
+       expires_at timestamptz not null,
+       attempts int not null default 0,
+       used_at timestamptz,
+       created_at timestamptz not null default now()
+     )`,
+    'create unique index if not exists one_time_codes_live on auth.one_time_codes (purpose, code_hash) where used_at is null',
+    'create index if not exists one_time_codes_address on auth.one_time_codes (purpose, lower(email)) where used_at is null',
+    // Fixed-window counters for issuing and verifying codes, per address and per client IP.
+    `create table if not exists auth.rate_limits (
+       bucket text primary key,
+       window_start timestamptz not null,
+       hits int not null
+     )`,
     `grant select, insert, update, delete on all tables in schema auth to ${owner}`,
   ];
 }

@@ -22,14 +22,18 @@ import type { OwnerPools } from '../tenants/owner-pools';
 import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokens } from './access-tokens';
 import { hashPassword, verifyPassword } from './passwords';
 import * as store from './user-store';
+import type { CodeBook } from './codes';
+import type { Mailer } from '../mail/mailer';
 
 export interface AuthDependencies {
   directory: ProjectDirectory;
   tenants: OwnerPools;
   tokens: AccessTokens;
+  codes: CodeBook;
+  mailer: Mailer;
 }
 
-const MIN_PASSWORD_LENGTH = 8;
+export const MIN_PASSWORD_LENGTH = 8;
 
 export function bindAuthRoutes(app: FastifyInstance, deps: AuthDependencies): void {
   app.post('/auth/signup', (request, reply) => signup(deps, request).then((session) => reply.status(201).send(session)));
@@ -39,7 +43,7 @@ export function bindAuthRoutes(app: FastifyInstance, deps: AuthDependencies): vo
   app.post('/auth/logout', (request, reply) => logout(deps, request).then(() => reply.status(204).send()));
 }
 
-async function newSession(deps: AuthDependencies, project: DirectoryEntry, user: store.StoredUser, sessionId: string, refreshToken: string): Promise<EndUserSession> {
+export async function newSession(deps: AuthDependencies, project: DirectoryEntry, user: store.StoredUser, sessionId: string, refreshToken: string): Promise<EndUserSession> {
   const accessToken = await deps.tokens.sign(project, { sub: user.id, email: user.email, email_verified: user.emailVerified, session_id: sessionId });
   return { accessToken, refreshToken, expiresIn: ACCESS_TOKEN_TTL_SECONDS, tokenType: 'bearer', user: store.publicUser(user) };
 }

@@ -68,6 +68,25 @@ export async function createUser(
   }
 }
 
+/** A user who signs in by emailed code only (magic link, invite): no password. */
+export async function createPasswordlessUser(tx: PoolClient, email: string): Promise<StoredUser> {
+  const { rows } = await tx.query<UserRow>('insert into auth.users (email) values ($1) returning *', [email]);
+  return toUser(rows[0]!);
+}
+
+export async function markEmailVerified(tx: PoolClient, userId: string): Promise<StoredUser> {
+  const { rows } = await tx.query<UserRow>(
+    'update auth.users set email_verified_at = coalesce(email_verified_at, now()), updated_at = now() where id = $1 returning *',
+    [userId],
+  );
+  if (!rows[0]) throw new ApiError(422, 'otp_invalid', 'the code is invalid or has been used');
+  return toUser(rows[0]);
+}
+
+export async function setPassword(tx: PoolClient, userId: string, passwordHash: string): Promise<void> {
+  await tx.query('update auth.users set encrypted_password = $2, updated_at = now() where id = $1', [userId, passwordHash]);
+}
+
 export async function findUserByEmail(tx: PoolClient, email: string): Promise<StoredUser | undefined> {
   const { rows } = await tx.query<UserRow>('select * from auth.users where lower(email) = lower($1)', [email]);
   return rows[0] && toUser(rows[0]);

@@ -1,0 +1,83 @@
+/**
+ * One-time codes of the auth flows: 6 digits, stored as a keyed hash (a
+ * leaked table does not give the codes away), valid `ttl`, single use, burned
+ * after 5 wrong tries, unique among the live codes of one purpose. Issuing a
+ * new code for an address retires its older ones. A code is never logged.
+ */
+import { createHmac, randomInt } from 'node:crypto';
+import type { PoolClient } from 'pg';
+import { ApiError, deriveSecret } from '@baseplane/contracts';
+import type { CodePurpose } from '../mail/templates';
+
+export const CODE_TTL_SECONDS = 600;
+export const MAX_WRONG_TRIES = 5;
+
+export interface RedeemedCode {
+  email: string;
+  userId: string | null;
+}
+
+export class CodeBook {
+  constructor(private readonly platformSecret: string) {}
+
+  private hash(projectId: string, code: string): string {
+    return createHmac('sha256', deriveSecret(this.platformSecret, `one-time-codes:${projectId}`)).update(code).digest('hex');
+  }
+
+  /** Issues a fresh code for `email`; the previous live ones of that purpose and address stop working. */
+  async issue(tx: PoolClient, projectId: string, purpose: CodePurpose, email: string, userId: string | null): Promise<string> {
+    await tx.query(
+      `update auth.one_time_codes set used_at = now()
+       where used_at is null and purpose = $1 and (lower(email) = lower($2) or expires_at <= now())`,
+      [purpose, email],
+    );
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+      await tx.query('savepoint issue_code');
+      try {
+        await tx.query(
+          `insert into auth.one_time_codes (purpose, email, user_id, code_hash, expires_at)
+           values ($1, $2, $3, $4, now() + make_interval(secs => $5))`,
+          [purpose, email, userId, this.hash(projectId, code), CODE_TTL_SECONDS],
+        );
+        await tx.query('release savepoint issue_code');
+        return code;
+      } catch (error) {
+        // Another live code of this purpose has the same digits: draw again.
+        await tx.query('rollback to savepoint issue_code');
+        if ((error as { code?: string }).code !== '23505') throw error;
+      }
+    }
+    throw new ApiError(503, 'service_unavailable', 'could not issue a code; try again');
+  }
+
+  /**
+   * Spends a code. With `email`, a wrong code counts against that address's
+   * live code (burned at the fifth); without, the code is looked up among the
+   * purpose's live codes. Answers what the code was for, or a refusal that the
+   * caller raises after commit (so tries and burns are kept).
+   */
+  async redeem(tx: PoolClient, projectId: string, purpose: CodePurpose, otp: string, email?: string): Promise<RedeemedCode | ApiError> {
+    const hash = this.hash(projectId, otp);
+    const { rows } = await tx.query<{ id: string; email: string; user_id: string | null; code_hash: string; expired: boolean; attempts: number }>(
+      `select id, email, user_id, code_hash, expires_at <= now() as expired, attempts from auth.one_time_codes
+       where used_at is null and purpose = $1 and ${email === undefined ? 'code_hash = $2' : 'lower(email) = lower($2)'}
+       order by created_at desc limit 1 for update`,
+      [purpose, email ?? hash],
+    );
+    const code = rows[0];
+    if (!code) return new ApiError(422, 'otp_invalid', 'the code is invalid or has been used');
+    if (code.expired) {
+      await tx.query('update auth.one_time_codes set used_at = now() where id = $1', [code.id]);
+      return new ApiError(422, 'otp_expired', 'the code has expired; ask for a new one');
+    }
+    if (code.code_hash !== hash) {
+      const tries = code.attempts + 1;
+      const burned = tries >= MAX_WRONG_TRIES;
+      await tx.query(`update auth.one_time_codes set attempts = $2, used_at = case when $3::boolean then now() end where id = $1`, [code.id, tries, burned]);
+      return new ApiError(422, 'otp_invalid', burned ? 'too many wrong tries; the code is burned, ask for a new one' : 'the code is invalid');
+    }
+    await tx.query('update auth.one_time_codes set used_at = now() where id = $1', [code.id]);
+    return { email: code.email, userId: code.user_id };
+  }
+}

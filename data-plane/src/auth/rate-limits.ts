@@ -1,0 +1,40 @@
+/**
+ * Fixed-window rate limits on issuing and verifying codes, kept in the
+ * tenant's `auth.rate_limits` so every data-plane replica counts together.
+ * Over the limit ⇒ 429 `rate_limited` with `Retry-After`.
+ */
+import type { PoolClient } from 'pg';
+import { ApiError } from '@baseplane/contracts';
+
+export interface Limit {
+  max: number;
+  windowSeconds: number;
+}
+
+/** Issuing: a few per address, more per client IP. Verifying: generous per address, bounded per IP. */
+export const LIMITS = {
+  issuePerAddress: { max: 5, windowSeconds: 900 },
+  issuePerIp: { max: 100, windowSeconds: 300 },
+  verifyPerAddress: { max: 20, windowSeconds: 900 },
+  verifyPerIp: { max: 200, windowSeconds: 300 },
+} satisfies Record<string, Limit>;
+
+export class RateLimitedError extends ApiError {
+  constructor(readonly retryAfterSeconds: number) {
+    super(429, 'rate_limited', 'too many requests; try again later', { retryAfter: retryAfterSeconds });
+  }
+}
+
+/** Counts one hit on `bucket`; returns a refusal when over the limit (to raise after the count commits). */
+export async function hit(tx: PoolClient, bucket: string, limit: Limit): Promise<RateLimitedError | undefined> {
+  const { rows } = await tx.query<{ hits: number; retry_after: number }>(
+    `insert into auth.rate_limits as r (bucket, window_start, hits) values ($1, now(), 1)
+     on conflict (bucket) do update set
+       hits = case when r.window_start <= now() - make_interval(secs => $2) then 1 else r.hits + 1 end,
+       window_start = case when r.window_start <= now() - make_interval(secs => $2) then now() else r.window_start end
+     returning hits, ceil(extract(epoch from (window_start + make_interval(secs => $2) - now())))::int as retry_after`,
+    [bucket, limit.windowSeconds],
+  );
+  const row = rows[0]!;
+  return row.hits > limit.max ? new RateLimitedError(Math.max(1, row.retry_after)) : undefined;
+}

@@ -1,0 +1,202 @@
+/**
+ * The emailed-code flows end to end: codes go out through the real SMTP dev
+ * inbox and are read back from it; verify-email, password reset, magic links;
+ * expiry, five wrong tries, reuse, rate limits; codes stored hashed, never logged.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { expect, describe, it, beforeAll, afterAll, inject } from 'vitest';
+import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
+
+let operator: Operator;
+let project: ProjectAnswer;
+let tenant: TenantDatabase;
+const issued: string[] = [];
+const key = (extra: Record<string, string> = {}) => ({ apikey: project.anonKey, ...extra });
+const address = () => `user-${randomUUID()}@example.com`;
+const password = 'correct horse battery';
+
+/** The newest code mailed to `to`, read from the dev inbox. */
+async function codeFor(to: string, after = 0): Promise<string> {
+  let code: string | undefined;
+  await expect
+    .poll(async () => {
+      const inbox = await call('GET', `/api/dev/inbox?to=${encodeURIComponent(to)}`, { headers: bearer(operator.token) });
+      expect(inbox.status).toBe(200);
+      if (inbox.body.length <= after) return undefined;
+      const message = inbox.body[0];
+      expect(message.text).toContain('auth codes app');
+      code = /\b(\d{6})\b/.exec(message.text)?.[1];
+      return code;
+    }, { timeout: 10_000, interval: 100 })
+    .toMatch(/^\d{6}$/);
+  issued.push(code!);
+  return code!;
+}
+
+async function inboxSize(to: string): Promise<number> {
+  return (await call('GET', `/api/dev/inbox?to=${encodeURIComponent(to)}`, { headers: bearer(operator.token) })).body.length;
+}
+
+async function signUp(email: string) {
+  const answer = await call('POST', '/rest/v1/auth/signup', { headers: key(), body: { email, password } });
+  expect(answer.status, answer.text).toBe(201);
+  return answer.body;
+}
+
+beforeAll(async () => {
+  operator = await signUpOperator('Codes');
+  project = await createProject(operator, 'auth codes app');
+  tenant = await connectTenant(project.id);
+});
+afterAll(async () => {
+  await tenant.end();
+});
+
+describe('verify-email', () => {
+  it('verifies with the emailed code and the address, once', async () => {
+    const email = address();
+    const session = await signUp(email);
+    expect(session.user.emailVerified).toBe(false);
+    expect((await call('POST', '/rest/v1/auth/resend', { headers: key(), body: { email, type: 'signup' } })).status).toBe(200);
+    const otp = await codeFor(email);
+    const verified = await call('POST', '/rest/v1/auth/verify-email', { headers: key(), body: { otp, email } });
+    expect(verified.status, verified.text).toBe(200);
+    expect(verified.body.user).toMatchObject({ email, emailVerified: true });
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(session.accessToken) })).body.emailVerified).toBe(true);
+    const again = await call('POST', '/rest/v1/auth/verify-email', { headers: key(), body: { otp, email } });
+    expect(again.status).toBe(422);
+    expect(again.body.code).toBe('otp_invalid');
+  });
+
+  it('finds the code among the live ones when no address is given', async () => {
+    const email = address();
+    await signUp(email);
+    await call('POST', '/rest/v1/auth/resend', { headers: key(), body: { email, type: 'signup' } });
+    const verified = await call('POST', '/rest/v1/auth/verify-email', { headers: key(), body: { otp: await codeFor(email) } });
+    expect(verified.body.user).toMatchObject({ email, emailVerified: true });
+  });
+
+  it('refuses an expired code with otp_expired', async () => {
+    const email = address();
+    await signUp(email);
+    await call('POST', '/rest/v1/auth/resend', { headers: key(), body: { email, type: 'signup' } });
+    const otp = await codeFor(email);
+    await tenant.client.query(`update auth.one_time_codes set expires_at = now() - interval '1 second' where lower(email) = lower($1)`, [email]);
+    const answer = await call('POST', '/rest/v1/auth/verify-email', { headers: key(), body: { otp, email } });
+    expect(answer.status).toBe(422);
+    expect(answer.body.code).toBe('otp_expired');
+  });
+
+  it('burns a code after five wrong tries: the right one is refused after', async () => {
+    const email = address();
+    await signUp(email);
+    await call('POST', '/rest/v1/auth/resend', { headers: key(), body: { email, type: 'signup' } });
+    const otp = await codeFor(email);
+    const wrong = otp === '000000' ? '111111' : '000000';
+    for (let i = 0; i < 5; i++) {
+      const answer = await call('POST', '/rest/v1/auth/verify-email', { headers: key(), body: { otp: wrong, email } });
+      expect(answer.body.code).toBe('otp_invalid');
+    }
+    const right = await call('POST', '/rest/v1/auth/verify-email', { headers: key(), body: { otp, email } });
+    expect(right.status).toBe(422);
+    expect(right.body.code).toBe('otp_invalid');
+    // A new code works again.
+    const before = await inboxSize(email);
+    await call('POST', '/rest/v1/auth/resend', { headers: key(), body: { email, type: 'signup' } });
+    const fresh = await call('POST', '/rest/v1/auth/verify-email', { headers: key(), body: { otp: await codeFor(email, before), email } });
+    expect(fresh.status).toBe(200);
+  });
+});
+
+describe('password reset', () => {
+  it('resets with the emailed code and ends every session', async () => {
+    const email = address();
+    const session = await signUp(email);
+    expect((await call('POST', '/rest/v1/auth/forgot-password', { headers: key(), body: { email } })).status).toBe(200);
+    const otp = await codeFor(email);
+    const reset = await call('POST', '/rest/v1/auth/reset-password', { headers: key(), body: { otp, email, newPassword: 'a brand new password' } });
+    expect(reset.status, reset.text).toBe(200);
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(session.accessToken) })).status).toBe(401);
+    expect((await call('POST', '/rest/v1/auth/refresh', { headers: key(), body: { refreshToken: session.refreshToken } })).body.code).toBe('refresh_token_invalid');
+    expect((await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email, password } })).status).toBe(400);
+    expect((await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email, password: 'a brand new password' } })).status).toBe(200);
+  });
+
+  it('answers an unknown address exactly like a known one, and sends nothing', async () => {
+    const nobody = address();
+    const known = address();
+    await signUp(known);
+    const a = await call('POST', '/rest/v1/auth/forgot-password', { headers: key(), body: { email: nobody } });
+    const b = await call('POST', '/rest/v1/auth/forgot-password', { headers: key(), body: { email: known } });
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(a.body).toEqual(b.body);
+    await codeFor(known);
+    expect(await inboxSize(nobody)).toBe(0);
+  });
+
+  it('refuses a weak new password before spending the code', async () => {
+    const answer = await call('POST', '/rest/v1/auth/reset-password', { headers: key(), body: { otp: '123456', newPassword: 'short' } });
+    expect(answer.status).toBe(400);
+    expect(answer.body.code).toBe('weak_password');
+  });
+});
+
+describe('magic links', () => {
+  it('creates the user, and the code signs them in with a verified address', async () => {
+    const email = address();
+    expect((await call('POST', '/rest/v1/auth/magic-link', { headers: key(), body: { email } })).status).toBe(200);
+    const otp = await codeFor(email);
+    const session = await call('POST', '/rest/v1/auth/magic-link/verify', { headers: key(), body: { otp, email } });
+    expect(session.status, session.text).toBe(200);
+    expect(session.body).toMatchObject({ tokenType: 'bearer', user: { email, emailVerified: true, providers: [] } });
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(session.body.accessToken) })).body.email).toBe(email);
+    expect((await call('POST', '/rest/v1/auth/magic-link/verify', { headers: key(), body: { otp, email } })).status).toBe(422);
+  });
+
+  it('keeps only the newest code of an address alive', async () => {
+    const email = address();
+    await call('POST', '/rest/v1/auth/magic-link', { headers: key(), body: { email } });
+    const first = await codeFor(email);
+    await call('POST', '/rest/v1/auth/magic-link', { headers: key(), body: { email } });
+    const second = await codeFor(email, 1);
+    if (first !== second) expect((await call('POST', '/rest/v1/auth/magic-link/verify', { headers: key(), body: { otp: first, email } })).status).toBe(422);
+    expect((await call('POST', '/rest/v1/auth/magic-link/verify', { headers: key(), body: { otp: second, email } })).status).toBe(200);
+  });
+});
+
+describe('rate limits', () => {
+  it('limits codes sent to one address with 429 and Retry-After', async () => {
+    const email = address();
+    const answers = [];
+    for (let i = 0; i < 6; i++) answers.push(await call('POST', '/rest/v1/auth/magic-link', { headers: key(), body: { email } }));
+    expect(answers.slice(0, 5).map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(answers[5]!.status).toBe(429);
+    expect(answers[5]!.body.code).toBe('rate_limited');
+    expect(Number(answers[5]!.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('limits verifying per client IP, and another IP is not affected', async () => {
+    const ip = `198.51.100.${Math.floor(Math.random() * 200) + 20}`;
+    let last = 0;
+    for (let i = 0; i < 201; i++) {
+      last = (await call('POST', '/rest/v1/auth/verify-email', { headers: key({ 'x-forwarded-for': ip }), body: { otp: '000000' } })).status;
+    }
+    expect(last).toBe(429);
+    const other = await call('POST', '/rest/v1/auth/verify-email', { headers: key({ 'x-forwarded-for': '203.0.113.9' }), body: { otp: '000000' } });
+    expect(other.status).toBe(422);
+  });
+});
+
+describe('what is kept', () => {
+  it('stores codes only as keyed hashes, and never logs them', async () => {
+    const { rows } = await tenant.client.query<{ row: string }>('select to_jsonb(c)::text as row from auth.one_time_codes c');
+    expect(rows.length).toBeGreaterThan(0);
+    for (const code of issued) for (const { row } of rows) expect(row).not.toContain(`"${code}"`);
+    const logDir = inject('logDir');
+    const logs = (await Promise.all(['data-plane', 'control-plane', 'gateway'].map((part) => readFile(path.join(logDir, `${part}.log`), 'utf8').catch(() => '')))).join('\n');
+    for (const code of issued) expect(logs).not.toMatch(new RegExp(`\\b${code}\\b`));
+  });
+});
