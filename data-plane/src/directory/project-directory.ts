@@ -34,6 +34,7 @@ export class ProjectDirectory {
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private caughtUpOnce = false;
+  private readonly listeners = new Set<(event: ProjectEvent) => void>();
 
   constructor(private readonly db: Pool, private readonly log: Logger) {}
 
@@ -53,6 +54,16 @@ export class ProjectDirectory {
 
   get ready(): boolean {
     return this.caughtUpOnce;
+  }
+
+  /**
+   * Calls `listener` with every event the directory applies from now on
+   * (after its own state changed), e.g. to drop a cache on a schema event.
+   * Returns the function that stops it.
+   */
+  onEvent(listener: (event: ProjectEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   lookupKey(keyHash: string): KeyMatch | undefined {
@@ -101,8 +112,10 @@ export class ProjectDirectory {
         [this.position],
       );
       for (const row of rows) {
-        this.apply({ type: row.type, data: row.data } as ProjectEvent);
+        const event = { type: row.type, data: row.data } as ProjectEvent;
+        this.apply(event);
         this.position = Number(row.global_position);
+        for (const listener of this.listeners) listener(event);
       }
       if (rows.length < 1000) return;
     }
