@@ -12,16 +12,21 @@ import { bindAuthRoutes } from './auth/auth-routes';
 import { bindCodeRoutes } from './auth/code-routes';
 import type { CodeBook } from './auth/codes';
 import { RateLimitedError } from './auth/rate-limits';
-import type { Mailer } from './mail/mailer';
+import type { ProjectMailers } from './mail/project-mailers';
+import { bindAccountRoutes } from './auth/account-routes';
 import type { AccessTokens } from './auth/access-tokens';
 import type { OwnerPools } from './tenants/owner-pools';
+import type { DataApi } from './rest/data-api';
+import { bindDataApi } from './rest/routes';
 
 export interface DataPlaneDependencies {
   directory: ProjectDirectory;
   tenants: OwnerPools;
+  /** The data API (`/:table`, `/rpc/:fn`); absent, only the root and auth are served. */
+  dataApi?: DataApi;
   tokens: AccessTokens;
   codes: CodeBook;
-  mailer: Mailer;
+  mailers: ProjectMailers;
   publicUrl: string;
   log: Logger;
 }
@@ -39,10 +44,12 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
   for (const prefix of ['/rest/v1', '/api/rest/v1']) {
     void app.register(
       async (scope) => {
-        bindRestRoot(scope, deps.directory, deps.publicUrl);
+        bindRestRoot(scope, deps.directory, deps.publicUrl, deps.dataApi);
+        if (deps.dataApi) bindDataApi(scope, deps.dataApi);
         bindAuthJwks(scope, deps.directory);
         bindAuthRoutes(scope, deps);
         bindCodeRoutes(scope, deps);
+        bindAccountRoutes(scope, deps);
       },
       { prefix },
     );

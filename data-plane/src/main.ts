@@ -4,13 +4,15 @@
  */
 import pg from 'pg';
 import pino from 'pino';
-import { ApiError, ConfigError, loadServiceConfig } from '@baseplane/contracts';
+import { ApiError, ConfigError, SecretBox, loadServiceConfig } from '@baseplane/contracts';
 import { ProjectDirectory } from './directory/project-directory';
 import { buildDataPlane } from './app';
 import { AccessTokens } from './auth/access-tokens';
 import { OwnerPools } from './tenants/owner-pools';
 import { CodeBook } from './auth/codes';
 import { createMailer, type Mailer } from './mail/mailer';
+import { ProjectMailers } from './mail/project-mailers';
+import { createDataApi } from './rest/data-api';
 
 async function main(): Promise<void> {
   const config = loadServiceConfig(process.env, 'DATA_PLANE_PORT');
@@ -25,13 +27,16 @@ async function main(): Promise<void> {
   const mailer: Mailer = config.smtpUrl
     ? createMailer(config.smtpUrl, config.mailFrom)
     : { send: () => Promise.reject(new ApiError(503, 'email_unavailable', 'no mail server is configured (SMTP_URL)')) };
-  const app = buildDataPlane({ directory, tenants, tokens, codes, mailer, publicUrl: config.publicUrl, log });
+  const dataApi = createDataApi({ directory, tokens, tenantDatabaseUrl: config.tenantDatabaseUrl, platformSecret: config.platformSecret });
+  const mailers = new ProjectMailers(mailer, new SecretBox(config.platformSecret));
+  const app = buildDataPlane({ directory, tenants, tokens, codes, mailers, publicUrl: config.publicUrl, log, dataApi });
   await app.listen({ port: config.listenPort, host: '127.0.0.1' });
   log.info({ port: config.listenPort }, 'data plane listening');
   const shutdown = async () => {
     await app.close();
     await directory.stop();
     await tenants.closeAll();
+    await dataApi.close();
     await platformDb.end();
     process.exit(0);
   };

@@ -1,25 +1,20 @@
 /**
- * `GET /rest/v1/`: the project's OpenAPI description. Its paths come from the
- * schema cache once tables are served; until then it describes an empty API.
+ * `GET /rest/v1/`: the project's OpenAPI description, its paths taken from
+ * the data API's schema cache (tables, views, functions of schema public).
  */
 import type { FastifyInstance } from 'fastify';
 import type { ProjectDirectory } from '../directory/project-directory';
+import type { DataApi } from '../rest/data-api';
+import { openApiOf } from '../rest/openapi';
+import { snapshotOf } from '../rest/schema-model';
 import { resolveProject } from './resolve-project';
 
-export function bindRestRoot(app: FastifyInstance, directory: ProjectDirectory, publicUrl: string): void {
+export function bindRestRoot(app: FastifyInstance, directory: ProjectDirectory, publicUrl: string, dataApi?: DataApi): void {
   app.get('/', async (request, reply) => {
     const { project } = resolveProject(directory, request);
+    // Without the data API (a test building the app alone) the description is of an empty schema.
+    const snapshot = dataApi ? await dataApi.schemas.get(project.projectId) : snapshotOf({ relations: [] });
     void reply.header('content-type', 'application/openapi+json; charset=utf-8');
-    return {
-      openapi: '3.0.3',
-      info: { title: project.name, version: '1', description: `REST data API of project ${project.projectId}` },
-      servers: [{ url: `${publicUrl}/rest/v1` }],
-      paths: {},
-      components: {
-        schemas: {},
-        securitySchemes: { apikey: { type: 'apiKey', in: 'header', name: 'apikey' } },
-      },
-      security: [{ apikey: [] }],
-    };
+    return openApiOf(snapshot, { title: project.name, description: `REST data API of project ${project.projectId}`, serverUrl: `${publicUrl}/rest/v1` });
   });
 }

@@ -1,0 +1,137 @@
+/**
+ * Stage 4 of a data request, the only one touching PostgreSQL (PostgREST's
+ * `MainTx`): per project a bounded pool of `authenticator` connections; per
+ * request one transaction with `SET LOCAL ROLE` and the caller's claims in
+ * `request.jwt.claims`, the statement, COMMIT. Also reads the catalog for
+ * the schema cache.
+ */
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { ApiError, AUTHENTICATOR_PASSWORD_PURPOSE, deriveSecret, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
+import { databaseError } from './db-errors';
+import { CATALOG_QUERY, snapshotFromCatalog } from './schema-cache';
+import type { SchemaSnapshot } from './schema-model';
+import type { Statement, StatementRow } from './sql';
+
+/** The database role a request runs as. */
+export type ApiRole = 'anon' | 'authenticated' | 'service_role';
+
+/** Who is asking: the role and, for a user, the verified claims of the token. */
+export interface Caller {
+  role: ApiRole;
+  claims: Record<string, unknown> | null;
+}
+
+export interface DataPoolOptions {
+  /** Connections per project and replica. */
+  maxConnections?: number;
+  statementTimeoutMs?: number;
+}
+
+const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
+
+/** Statement names by text, so each connection parses a statement shape once. */
+const statementNames = new Map<string, string>();
+const MAX_NAMED_STATEMENTS = 2000;
+
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    // Past the cap, new shapes run unnamed: a stream of distinct queries must not grow every connection's cache forever.
+    if (statementNames.size >= MAX_NAMED_STATEMENTS) return undefined;
+    name = `pgrst_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+export class DataPools {
+  private readonly pools = new Map<string, pg.Pool>();
+  private readonly password: string;
+
+  constructor(private readonly tenantClusterUrl: string, platformSecret: string, private readonly options: DataPoolOptions = {}) {
+    this.password = deriveSecret(platformSecret, AUTHENTICATOR_PASSWORD_PURPOSE);
+  }
+
+  private pool(projectId: string): pg.Pool {
+    let pool = this.pools.get(projectId);
+    if (!pool) {
+      pool = new pg.Pool({
+        connectionString: tenantOwnerUrl(this.tenantClusterUrl, 'authenticator', this.password, tenantDatabaseName(projectId)),
+        max: this.options.maxConnections ?? 10,
+        idleTimeoutMillis: 30_000,
+        // Recycled now and then: named statements accumulate per connection.
+        maxUses: 20_000,
+        statement_timeout: this.options.statementTimeoutMs ?? 15_000,
+        application_name: 'baseplane-data-plane',
+      });
+      pool.on('error', () => undefined);
+      this.pools.set(projectId, pool);
+    }
+    return pool;
+  }
+
+  /**
+   * Runs `statement` as `caller` in one transaction (read-only for reads) and
+   * returns its one row. Database errors come back mapped (db-errors.ts);
+   * `beforeCommit` may refuse the row, which rolls the transaction back.
+   */
+  async run(projectId: string, caller: Caller, statement: Statement, readOnly: boolean, beforeCommit?: (row: StatementRow) => void): Promise<StatementRow> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool(projectId).connect();
+    } catch {
+      throw unreachable();
+    }
+    const lost = () => undefined;
+    client.on('error', lost);
+    let broken = false;
+    try {
+      // One round trip for the transaction's setup. The role is one of three words; the claims
+      // are our own verified token's, quoted by the driver (a simple query cannot take parameters).
+      const claims = caller.claims ? `; select set_config('request.jwt.claims', ${client.escapeLiteral(JSON.stringify(caller.claims))}, true)` : '';
+      await client.query(`begin${readOnly ? ' read only' : ''}; set local role ${caller.role}${claims}`);
+      const name = statementName(statement.text);
+      const result = await client.query<StatementRow>(name ? { name, text: statement.text, values: statement.values } : { text: statement.text, values: statement.values });
+      const row = result.rows[0] ?? { body: null, page_count: 0, total: null };
+      beforeCommit?.(row);
+      await client.query('commit');
+      return row;
+    } catch (error) {
+      await client.query('rollback').catch(() => {
+        broken = true;
+      });
+      const mapped = databaseError(error, caller.role);
+      if (mapped) throw mapped;
+      if ((error as { code?: string }).code === undefined) broken = true;
+      throw error instanceof ApiError ? error : unreachable();
+    } finally {
+      client.off('error', lost);
+      client.release(broken);
+    }
+  }
+
+  /** Reads the project's catalog into a schema snapshot. */
+  async loadSnapshot(projectId: string): Promise<SchemaSnapshot> {
+    let result: pg.QueryResult<{ catalog: string }>;
+    try {
+      result = await this.pool(projectId).query<{ catalog: string }>(CATALOG_QUERY);
+    } catch {
+      throw unreachable();
+    }
+    return snapshotFromCatalog(result.rows[0]!.catalog);
+  }
+
+  /** Closes a project's pool (deleted project). */
+  async drop(projectId: string): Promise<void> {
+    const pool = this.pools.get(projectId);
+    this.pools.delete(projectId);
+    await pool?.end().catch(() => undefined);
+  }
+
+  async closeAll(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((pool) => pool.end().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * PostgREST's query grammar, pure: `select=` trees, `<op>.<value>` filters,
+ * `or=(…)`/`and=(…)` logic trees and `order=` terms. Names come out as the
+ * client wrote them; the planner checks them against the schema cache.
+ */
+import { invalidFilter } from './rest-errors';
+
+/** One item of `select=`. */
+export type SelectItem =
+  | { kind: 'star' }
+  | { kind: 'field'; name: string; alias?: string; cast?: string }
+  | { kind: 'embed'; relation: string; alias?: string; hint?: string; inner: boolean; children: SelectItem[] };
+
+export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'match', 'imatch', 'is', 'isdistinct', 'in', 'cs', 'cd', 'ov', 'fts', 'plfts', 'phfts', 'wfts'] as const;
+export type Operator = (typeof OPERATORS)[number];
+
+/** `column=[not.]op[(language)].value` */
+export interface FilterCondition {
+  kind: 'filter';
+  column: string;
+  negate: boolean;
+  op: Operator;
+  /** A list for `in`, the text otherwise. */
+  value: string | string[];
+  /** Text-search configuration of `fts(english)`. */
+  language?: string;
+}
+
+/** `or=(…)`, `and=(…)`, possibly negated and nested. */
+export interface LogicCondition {
+  kind: 'logic';
+  op: 'and' | 'or';
+  negate: boolean;
+  children: Condition[];
+}
+
+export type Condition = FilterCondition | LogicCondition;
+
+export interface OrderTerm {
+  column: string;
+  direction: 'asc' | 'desc';
+  nulls?: 'first' | 'last';
+}
+
+const IS_VALUES = new Set(['null', 'not_null', 'true', 'false', 'unknown']);
+
+/** Splits at top-level commas, honouring parentheses, braces and double quotes. */
+export function splitTopLevel(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let quoted = false;
+  let current = '';
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (quoted) {
+      current += ch;
+      if (ch === '\\' && i + 1 < text.length) current += text[++i];
+      else if (ch === '"') quoted = false;
+      continue;
+    }
+    if (ch === '"') quoted = true;
+    else if (ch === '(' || ch === '{' || ch === '[') depth++;
+    else if (ch === ')' || ch === '}' || ch === ']') depth--;
+    if (depth < 0) throw invalidFilter(`unbalanced parentheses in "${text}"`);
+    if (ch === ',' && depth === 0) {
+      parts.push(current);
+      current = '';
+      continue;
+    }
+    current += ch;
+  }
+  if (quoted || depth !== 0) throw invalidFilter(`unbalanced quotes or parentheses in "${text}"`);
+  parts.push(current);
+  return parts;
+}
+
+/** `"a\"b"` ⇒ `a"b`; unquoted text as it is. */
+function unquote(text: string): string {
+  if (text.length >= 2 && text.startsWith('"') && text.endsWith('"')) return text.slice(1, -1).replace(/\\(.)/g, '$1');
+  return text;
+}
+
+// ---------------------------------------------------------------- select
+
+/** Parses `select=`; empty or absent means `*`. */
+export function parseSelect(text: string | undefined): SelectItem[] {
+  if (text === undefined || text.trim() === '') return [{ kind: 'star' }];
+  return splitTopLevel(text).map((item) => parseSelectItem(item.trim()));
+}
+
+const NAME = /^[^\s:!()",.]+$/;
+
+function parseSelectItem(item: string): SelectItem {
+  if (item === '') throw invalidFilter('empty item in select');
+  if (item === '*') return { kind: 'star' };
+  let alias: string | undefined;
+  let rest = item;
+  // `alias:name`, but not the `::` of a cast.
+  const colon = item.search(/(?<!:):(?!:)/);
+  if (colon > 0 && !item.slice(0, colon).includes('(')) {
+    alias = unquote(item.slice(0, colon).trim());
+    rest = item.slice(colon + 1).trim();
+  }
+  const open = rest.indexOf('(');
+  if (open >= 0) {
+    if (!rest.endsWith(')')) throw invalidFilter(`"${item}" is not a valid embedded resource`);
+    const head = rest.slice(0, open);
+    const [relation, ...modifiers] = head.split('!');
+    let hint: string | undefined;
+    let inner = false;
+    for (const modifier of modifiers) {
+      if (modifier === 'inner') inner = true;
+      else if (modifier === 'left') inner = false;
+      else if (hint === undefined && modifier !== '') hint = modifier;
+      else throw invalidFilter(`"${item}": unknown embedding modifier "${modifier}"`);
+    }
+    if (!relation || !NAME.test(relation)) throw invalidFilter(`"${item}" is not a valid embedded resource`);
+    const inside = rest.slice(open + 1, -1);
+    return { kind: 'embed', relation, alias, hint, inner, children: inside.trim() === '' ? [] : splitTopLevel(inside).map((child) => parseSelectItem(child.trim())) };
+  }
+  const [name, cast, extra] = rest.split('::');
+  if (extra !== undefined || !name) throw invalidFilter(`"${item}" is not a valid select item`);
+  const field = unquote(name.trim());
+  if (field === '*' && alias === undefined && cast === undefined) return { kind: 'star' };
+  if (field.includes('->')) throw invalidFilter(`"${item}": JSON paths in select are not supported`);
+  return { kind: 'field', name: field, alias, cast: cast?.trim() };
+}
+
+// ---------------------------------------------------------------- filters
+
+/**
+ * Parses the value of a filter parameter, `[not.]op[(language)].value`, for
+ * `column`. Top-level values are taken as written (no unquoting), as PostgREST does.
+ */
+export function parseFilter(column: string, text: string, insideLogic = false): FilterCondition {
+  let rest = text;
+  let negate = false;
+  if (rest.startsWith('not.')) {
+    negate = true;
+    rest = rest.slice(4);
+  }
+  const dot = rest.indexOf('.');
+  if (dot < 0) throw invalidFilter(`"${column}=${text}": expected <operator>.<value>`, null);
+  let opText = rest.slice(0, dot);
+  const value = rest.slice(dot + 1);
+  let language: string | undefined;
+  const paren = /^(\w+)\(([^)]*)\)$/.exec(opText);
+  if (paren) {
+    opText = paren[1]!;
+    language = paren[2]!;
+    if (!['fts', 'plfts', 'phfts', 'wfts'].includes(opText)) throw invalidFilter(`"${column}=${text}": operator modifiers are supported for full-text search only`);
+  }
+  if (!(OPERATORS as readonly string[]).includes(opText)) throw invalidFilter(`"${column}=${text}": unknown operator "${opText}"`);
+  const op = opText as Operator;
+  if (op === 'in') {
+    if (!value.startsWith('(') || !value.endsWith(')')) throw invalidFilter(`"${column}=${text}": in needs a list, in.(a,b)`);
+    const inner = value.slice(1, -1);
+    return { kind: 'filter', column, negate, op, value: inner === '' ? [] : splitTopLevel(inner).map((v) => unquote(v.trim())) };
+  }
+  if (op === 'is' && !IS_VALUES.has(value.toLowerCase())) throw invalidFilter(`"${column}=${text}": is takes null, not_null, true, false or unknown`);
+  const condition: FilterCondition = { kind: 'filter', column, negate, op, value: insideLogic ? unquote(value) : value };
+  if (language !== undefined) condition.language = language;
+  return condition;
+}
+
+/** Parses `(a.eq.1,b.gt.2,and(c.is.null,not.d.eq.4))` as the children of an `or`/`and`. */
+export function parseLogic(op: 'and' | 'or', negate: boolean, text: string): LogicCondition {
+  if (!text.startsWith('(') || !text.endsWith(')')) throw invalidFilter(`${op}=${text}: expected a parenthesised list`);
+  const inner = text.slice(1, -1);
+  if (inner.trim() === '') throw invalidFilter(`${op}=${text}: empty list`);
+  const children = splitTopLevel(inner).map((part): Condition => {
+    const item = part.trim();
+    const nested = /^(not\.)?(and|or)(\(.*\))$/s.exec(item);
+    if (nested) return parseLogic(nested[2] as 'and' | 'or', nested[1] !== undefined, nested[3]!);
+    const dot = item.indexOf('.');
+    if (dot <= 0) throw invalidFilter(`"${item}" in ${op}=: expected <column>.<operator>.<value>`);
+    return parseFilter(item.slice(0, dot), item.slice(dot + 1), true);
+  });
+  return { kind: 'logic', op, negate, children };
+}
+
+// ---------------------------------------------------------------- order
+
+/** Parses `order=a.desc.nullslast,b`. */
+export function parseOrder(text: string): OrderTerm[] {
+  return splitTopLevel(text).map((part) => {
+    const pieces = part.trim().split('.');
+    const column = pieces[0];
+    if (!column) throw invalidFilter(`order=${text}: empty column`);
+    const term: OrderTerm = { column: unquote(column), direction: 'asc' };
+    for (const piece of pieces.slice(1)) {
+      if (piece === 'asc' || piece === 'desc') term.direction = piece;
+      else if (piece === 'nullsfirst') term.nulls = 'first';
+      else if (piece === 'nullslast') term.nulls = 'last';
+      else throw invalidFilter(`order=${text}: unknown modifier "${piece}"`);
+    }
+    return term;
+  });
+}

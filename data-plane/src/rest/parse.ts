@@ -1,0 +1,214 @@
+/**
+ * Stage 1 of a data request: method, path, query string, headers and body
+ * become a typed {@link ApiRequest} (PostgREST's `ApiRequest`). Pure: it knows
+ * the grammar, not the schema.
+ */
+import { ApiError } from '@baseplane/contracts';
+import { parseFilter, parseLogic, parseOrder, parseSelect, type Condition, type OrderTerm, type SelectItem } from './grammar';
+import { invalidFilter, invalidJson, invalidRequest, notAcceptable } from './rest-errors';
+
+export type Action = 'read' | 'insert' | 'update' | 'delete' | 'rpc';
+export type ReturnPreference = 'minimal' | 'representation' | 'headers-only';
+export type CountPreference = 'exact' | 'planned' | 'estimated';
+export type MediaType = 'json' | 'object' | 'csv';
+
+/** Filters, order and paging for one level of the result: the root (`''`) or an embedded path (`author`, `author.posts`). */
+export interface Modifiers {
+  where: Condition[];
+  order: OrderTerm[];
+  limit?: number;
+  offset?: number;
+}
+
+/** A data request, parsed. */
+export interface ApiRequest {
+  action: Action;
+  /** Table/view name, or the function name for rpc. */
+  target: string;
+  /** Whether HEAD asked: the body is dropped. */
+  headOnly: boolean;
+  select: SelectItem[];
+  /** Keyed by embedding path, `''` for the root. */
+  modifiers: Map<string, Modifiers>;
+  /** rpc called with GET: query parameters that may be arguments (the planner decides). */
+  rpcQuery: Array<[string, string]>;
+  prefer: { return: ReturnPreference; count?: CountPreference; resolution?: 'merge-duplicates' | 'ignore-duplicates'; missingDefault: boolean };
+  accept: MediaType;
+  /** `columns=`: which keys of the body to insert/update. */
+  columns?: string[];
+  onConflict?: string[];
+  /** The JSON body as sent (passed to PostgreSQL as one parameter) and parsed (for its keys). */
+  body?: { raw: string; value: unknown };
+}
+
+/** The raw request the route hands over. */
+export interface RawRequest {
+  method: string;
+  target: string;
+  rpc: boolean;
+  /** The query string without `?`. */
+  query: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** The body text, when the method carries one. */
+  body?: string;
+}
+
+const RESERVED = new Set(['select', 'order', 'limit', 'offset', 'on_conflict', 'columns', 'apikey']);
+
+function header(raw: RawRequest, name: string): string | undefined {
+  const value = raw.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function modifiersAt(map: Map<string, Modifiers>, path: string): Modifiers {
+  let m = map.get(path);
+  if (!m) map.set(path, (m = { where: [], order: [] }));
+  return m;
+}
+
+function nonNegativeInteger(name: string, text: string): number {
+  if (!/^\d{1,15}$/.test(text)) throw invalidFilter(`${name}=${text}: expected a non-negative integer`);
+  return Number(text);
+}
+
+function parsePrefer(text: string | undefined): ApiRequest['prefer'] {
+  const prefer: ApiRequest['prefer'] = { return: 'minimal', missingDefault: false };
+  for (const token of (text ?? '').split(',').map((t) => t.trim()).filter(Boolean)) {
+    const [key, value] = token.split('=').map((s) => s.trim());
+    if (key === 'return' && (value === 'minimal' || value === 'representation' || value === 'headers-only')) prefer.return = value;
+    else if (key === 'count' && (value === 'exact' || value === 'planned' || value === 'estimated')) prefer.count = value;
+    else if (key === 'resolution' && (value === 'merge-duplicates' || value === 'ignore-duplicates')) prefer.resolution = value;
+    else if (key === 'missing' && value === 'default') prefer.missingDefault = true;
+    // Other preferences (tx, timezone, handling) are ignored, as PostgREST ignores unknown ones by default.
+  }
+  return prefer;
+}
+
+/** Picks the answer's media type from `Accept`; 406 when none is served. */
+export function parseAccept(accept: string | undefined): MediaType {
+  if (!accept || accept.trim() === '') return 'json';
+  for (const range of accept.split(',')) {
+    const type = range.split(';')[0]!.trim().toLowerCase();
+    if (type === 'application/vnd.pgrst.object+json' || type === 'application/vnd.pgrst.object') return 'object';
+    if (type === 'application/json' || type === '*/*' || type === 'application/*') return 'json';
+    if (type === 'text/csv') return 'csv';
+  }
+  throw notAcceptable(accept);
+}
+
+/** `Range: 0-9` (items) ⇒ offset and limit. */
+function parseRange(text: string | undefined, modifiers: Modifiers): void {
+  if (!text) return;
+  const match = /^(?:items=)?\s*(\d+)-(\d*)\s*$/.exec(text);
+  if (!match) throw new ApiError(416, 'range_not_satisfiable', `invalid Range header "${text}"`);
+  const from = Number(match[1]);
+  const to = match[2] === '' ? undefined : Number(match[2]);
+  if (to !== undefined && to < from) throw new ApiError(416, 'range_not_satisfiable', `invalid Range header "${text}"`);
+  // Query parameters narrow the header's range, as in PostgREST.
+  modifiers.offset ??= from;
+  if (to !== undefined) modifiers.limit = Math.min(modifiers.limit ?? Infinity, to - from + 1);
+}
+
+function parseBody(raw: RawRequest, action: Action): ApiRequest['body'] {
+  if (raw.body === undefined || raw.body.trim() === '') {
+    if (action === 'insert' || action === 'update') throw invalidJson('a JSON body is required');
+    return undefined;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.body);
+  } catch {
+    throw invalidJson();
+  }
+  const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (action === 'insert' && !(isObject(value) || (Array.isArray(value) && value.every(isObject)))) {
+    throw invalidJson('the body must be a JSON object or an array of objects');
+  }
+  if ((action === 'update' || action === 'rpc') && !isObject(value)) throw invalidJson('the body must be a JSON object');
+  return { raw: raw.body, value };
+}
+
+/** Splits the query string the way PostgREST reads it: `+` is a plus, not a space. */
+function queryPairs(query: string): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  for (const part of query.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const key = eq < 0 ? part : part.slice(0, eq);
+    const value = eq < 0 ? '' : part.slice(eq + 1);
+    try {
+      pairs.push([decodeURIComponent(key), decodeURIComponent(value)]);
+    } catch {
+      throw invalidRequest('the query string is not valid percent-encoding');
+    }
+  }
+  return pairs;
+}
+
+function actionOf(raw: RawRequest): Action {
+  const method = raw.method.toUpperCase();
+  if (raw.rpc) {
+    if (method === 'GET' || method === 'HEAD' || method === 'POST') return 'rpc';
+  } else if (method === 'GET' || method === 'HEAD') return 'read';
+  else if (method === 'POST') return 'insert';
+  else if (method === 'PATCH') return 'update';
+  else if (method === 'DELETE') return 'delete';
+  throw new ApiError(405, 'method_not_allowed', `${method} is not allowed here`);
+}
+
+/** Parses one data request. Throws the API error for anything malformed. */
+export function parseRequest(raw: RawRequest): ApiRequest {
+  const action = actionOf(raw);
+  const modifiers = new Map<string, Modifiers>([['', { where: [], order: [] }]]);
+  const request: ApiRequest = {
+    action,
+    target: raw.target,
+    headOnly: raw.method.toUpperCase() === 'HEAD',
+    select: [{ kind: 'star' }],
+    modifiers,
+    rpcQuery: [],
+    prefer: parsePrefer(header(raw, 'prefer')),
+    accept: parseAccept(header(raw, 'accept')),
+  };
+  const rpcGet = action === 'rpc' && raw.method.toUpperCase() !== 'POST';
+  let selectSeen = false;
+  for (const [key, value] of queryPairs(raw.query)) {
+    if (key === 'select') {
+      if (selectSeen) throw invalidFilter('select given twice');
+      selectSeen = true;
+      request.select = parseSelect(value);
+      continue;
+    }
+    if (key === 'apikey') continue;
+    if (key === 'columns') {
+      request.columns = value.split(',').map((c) => c.trim().replace(/^"(.*)"$/, '$1')).filter(Boolean);
+      continue;
+    }
+    if (key === 'on_conflict') {
+      request.onConflict = value.split(',').map((c) => c.trim().replace(/^"(.*)"$/, '$1')).filter(Boolean);
+      continue;
+    }
+    const segments = key.split('.');
+    const last = segments[segments.length - 1]!;
+    const negatedLogic = segments.length >= 2 && segments[segments.length - 2] === 'not' && (last === 'or' || last === 'and');
+    const pathSegments = segments.slice(0, negatedLogic ? -2 : -1);
+    const path = pathSegments.join('.');
+    if (last === 'order' || last === 'limit' || last === 'offset' || last === 'or' || last === 'and') {
+      const m = modifiersAt(modifiers, path);
+      if (last === 'order') m.order = parseOrder(value);
+      else if (last === 'limit') m.limit = nonNegativeInteger(key, value);
+      else if (last === 'offset') m.offset = nonNegativeInteger(key, value);
+      else m.where.push(parseLogic(last, negatedLogic, value));
+      continue;
+    }
+    if (rpcGet && segments.length === 1) {
+      request.rpcQuery.push([key, value]);
+      continue;
+    }
+    if (RESERVED.has(key) || last === '') throw invalidFilter(`"${key}" is not a valid filter`);
+    modifiersAt(modifiers, path).where.push(parseFilter(last, value));
+  }
+  parseRange(header(raw, 'range'), modifiersAt(modifiers, ''));
+  request.body = action === 'read' || action === 'delete' ? undefined : rpcGet ? undefined : parseBody(raw, action);
+  return request;
+}

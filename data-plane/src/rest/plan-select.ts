@@ -1,0 +1,162 @@
+/**
+ * Planning of what a request reads: `select=` items resolved to columns and
+ * embeddings (foreign keys in either direction), and filters and order
+ * resolved to known columns. Every name leaves here checked against the
+ * schema cache; nothing unknown reaches the SQL builder.
+ */
+import type { Condition, OrderTerm, SelectItem } from './grammar';
+import type { Modifiers } from './parse';
+import { ambiguousEmbedding, invalidFilter, unknownColumn, unknownRelationship } from './rest-errors';
+import type { ColumnInfo, ForeignKeyInfo, RelationInfo, SchemaSnapshot } from './schema-model';
+
+/** Something rows can be read from: a relation, or the result of a function. */
+export interface Source {
+  name: string;
+  columns: ColumnInfo[];
+  columnsByName: Map<string, ColumnInfo>;
+}
+
+export type PlannedSelect =
+  | { kind: 'column'; column: ColumnInfo; alias: string; cast?: string }
+  | PlannedEmbed;
+
+export interface PlannedEmbed {
+  kind: 'embed';
+  alias: string;
+  relation: RelationInfo;
+  /** Pairs (parent column, child column) the join matches on. */
+  on: Array<[string, string]>;
+  /** One-to-many answers an array; many-to-one an object (or null). */
+  many: boolean;
+  inner: boolean;
+  select: PlannedSelect[];
+  modifiers: PlannedModifiers;
+}
+
+export type PlannedCondition =
+  | { kind: 'filter'; column: ColumnInfo; negate: boolean; op: import('./grammar').Operator; value: string | string[]; language?: string }
+  | { kind: 'logic'; op: 'and' | 'or'; negate: boolean; children: PlannedCondition[] };
+
+export interface PlannedOrder {
+  column: ColumnInfo;
+  direction: 'asc' | 'desc';
+  nulls?: 'first' | 'last';
+}
+
+export interface PlannedModifiers {
+  where: PlannedCondition[];
+  order: PlannedOrder[];
+  limit?: number;
+  offset?: number;
+}
+
+/** Only plain type names, optionally an array: they are spliced (quoted), so nothing else may pass. */
+const CAST = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\[\])?$/;
+
+function column(source: Source, name: string): ColumnInfo {
+  const found = source.columnsByName.get(name);
+  if (!found) throw unknownColumn(name, source.name);
+  return found;
+}
+
+/** Resolves a filter tree against `source`. */
+export function planConditions(source: Source, conditions: Condition[]): PlannedCondition[] {
+  return conditions.map((condition): PlannedCondition => {
+    if (condition.kind === 'logic') return { kind: 'logic', op: condition.op, negate: condition.negate, children: planConditions(source, condition.children) };
+    if (condition.language !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(condition.language)) {
+      throw invalidFilter(`unknown text search configuration "${condition.language}"`);
+    }
+    const planned: PlannedCondition = { kind: 'filter', column: column(source, condition.column), negate: condition.negate, op: condition.op, value: condition.value };
+    if (condition.language !== undefined) planned.language = condition.language;
+    return planned;
+  });
+}
+
+export function planOrder(source: Source, order: OrderTerm[]): PlannedOrder[] {
+  return order.map((term) => ({ column: column(source, term.column), direction: term.direction, nulls: term.nulls }));
+}
+
+/** Plans the modifiers stored at `path` against `source`. */
+export function planModifiers(source: Source, modifiers: Map<string, Modifiers>, path: string): PlannedModifiers {
+  const m = modifiers.get(path);
+  if (!m) return { where: [], order: [] };
+  const planned: PlannedModifiers = { where: planConditions(source, m.where), order: planOrder(source, m.order) };
+  if (m.limit !== undefined) planned.limit = m.limit;
+  if (m.offset !== undefined) planned.offset = m.offset;
+  return planned;
+}
+
+interface Relationship {
+  fk: ForeignKeyInfo;
+  many: boolean;
+  on: Array<[string, string]>;
+}
+
+/** The foreign keys linking `parent` and `target`, either way, narrowed by a `!hint`. */
+function relationships(snapshot: SchemaSnapshot, parent: string, target: string, hint: string | undefined): Relationship[] {
+  const found: Relationship[] = [];
+  for (const fk of snapshot.foreignKeys) {
+    // parent → target: the parent holds the key, one target row (an object).
+    if (fk.table === parent && fk.refTable === target) found.push({ fk, many: false, on: fk.columns.map((c, i) => [c, fk.refColumns[i]!]) });
+    // target → parent: the target holds the key, many target rows (an array). A self-reference is both.
+    if (fk.refTable === parent && fk.table === target) found.push({ fk, many: true, on: fk.refColumns.map((c, i) => [c, fk.columns[i]!]) });
+  }
+  if (hint === undefined) return found;
+  return found.filter(({ fk, many }) => fk.name === hint || (fk.columns.length === 1 && fk.columns[0] === hint) || (hint === fk.refTable && many === false && parent !== target));
+}
+
+/** Resolves `select=` on `source`; `path` names this level for embedded modifiers. */
+export function planSelect(snapshot: SchemaSnapshot, source: Source, items: SelectItem[], modifiers: Map<string, Modifiers>, path: string): PlannedSelect[] {
+  const planned: PlannedSelect[] = [];
+  for (const item of items) {
+    if (item.kind === 'star') {
+      for (const c of source.columns) planned.push({ kind: 'column', column: c, alias: c.name });
+      continue;
+    }
+    if (item.kind === 'field') {
+      if (item.cast !== undefined && !CAST.test(item.cast)) throw invalidFilter(`"${item.cast}" is not a type name`);
+      const entry: PlannedSelect = { kind: 'column', column: column(source, item.name), alias: item.alias ?? item.name };
+      if (item.cast !== undefined) entry.cast = item.cast.toLowerCase();
+      planned.push(entry);
+      continue;
+    }
+    const target = snapshot.relations.get(item.relation);
+    if (!target) throw unknownRelationship(source.name, item.relation);
+    const links = relationships(snapshot, source.name, target.name, item.hint);
+    if (links.length === 0) throw unknownRelationship(source.name, item.relation);
+    if (links.length > 1) throw ambiguousEmbedding(source.name, item.relation, links.map((l) => l.fk.name));
+    const link = links[0]!;
+    const alias = item.alias ?? item.relation;
+    const childPath = path === '' ? alias : `${path}.${alias}`;
+    planned.push({
+      kind: 'embed',
+      alias,
+      relation: target,
+      on: link.on,
+      many: link.many,
+      inner: item.inner,
+      select: planSelect(snapshot, target, item.children.length === 0 ? [{ kind: 'star' }] : item.children, modifiers, childPath),
+      modifiers: planModifiers(target, modifiers, childPath),
+    });
+  }
+  return planned;
+}
+
+/** Embedded paths with modifiers that no `select=` embedding uses are an error, not silently ignored. */
+export function checkModifierPaths(modifiers: Map<string, Modifiers>, select: PlannedSelect[]): void {
+  const known = new Set<string>(['']);
+  const walk = (items: PlannedSelect[], prefix: string) => {
+    for (const item of items) {
+      if (item.kind !== 'embed') continue;
+      const path = prefix === '' ? item.alias : `${prefix}.${item.alias}`;
+      known.add(path);
+      walk(item.select, path);
+    }
+  };
+  walk(select, '');
+  for (const [path, m] of modifiers) {
+    if (known.has(path)) continue;
+    if (m.where.length === 0 && m.order.length === 0 && m.limit === undefined && m.offset === undefined) continue;
+    throw invalidFilter(`"${path}" is not an embedded resource of this request`, null);
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * Stage 2 of a data request: a parsed {@link ApiRequest} and the project's
+ * schema cache become a {@link Plan} (PostgREST's `Plan`). Pure. Unknown
+ * tables, columns, relationships and functions are refused here, so the SQL
+ * builder only ever sees names the catalog gave us.
+ */
+import type { ApiRequest, CountPreference, MediaType, ReturnPreference } from './parse';
+import { checkModifierPaths, planModifiers, planSelect, type PlannedModifiers, type PlannedSelect, type Source } from './plan-select';
+import { filterRequired, invalidRequest, unknownColumn, unknownFunction, unknownTable } from './rest-errors';
+import type { ColumnInfo, FunctionArg, FunctionInfo, RelationInfo, SchemaSnapshot } from './schema-model';
+import { parseFilter } from './grammar';
+
+interface PlanBase {
+  media: MediaType;
+  headOnly: boolean;
+  count?: CountPreference;
+}
+
+export interface ReadPlan extends PlanBase {
+  kind: 'read';
+  relation: RelationInfo;
+  select: PlannedSelect[];
+  modifiers: PlannedModifiers;
+}
+
+export interface WritePlanBase extends PlanBase {
+  relation: RelationInfo;
+  return: ReturnPreference;
+  /** What representation answers with (also used for the Location of headers-only). */
+  select: PlannedSelect[];
+}
+
+export interface InsertPlan extends WritePlanBase {
+  kind: 'insert';
+  columns: ColumnInfo[];
+  body: string;
+  onConflict?: { columns: ColumnInfo[]; action: 'merge' | 'ignore' };
+}
+
+export interface UpdatePlan extends WritePlanBase {
+  kind: 'update';
+  columns: ColumnInfo[];
+  body: string;
+  modifiers: PlannedModifiers;
+}
+
+export interface DeletePlan extends WritePlanBase {
+  kind: 'delete';
+  modifiers: PlannedModifiers;
+}
+
+export interface RpcPlan extends PlanBase {
+  kind: 'rpc';
+  fn: FunctionInfo;
+  args: Array<{ arg: FunctionArg; value: unknown }>;
+  /** For functions returning rows of a known shape: select and modifiers on them. */
+  select?: PlannedSelect[];
+  modifiers: PlannedModifiers;
+}
+
+export type Plan = ReadPlan | InsertPlan | UpdatePlan | DeletePlan | RpcPlan;
+
+function relationOf(snapshot: SchemaSnapshot, name: string): RelationInfo {
+  const relation = snapshot.relations.get(name);
+  if (!relation) throw unknownTable(name);
+  return relation;
+}
+
+function base(request: ApiRequest): PlanBase {
+  const planned: PlanBase = { media: request.accept, headOnly: request.headOnly };
+  if (request.prefer.count) planned.count = request.prefer.count;
+  return planned;
+}
+
+/** The body's keys (the union over an array), or `columns=` when given. */
+function bodyColumns(request: ApiRequest, relation: RelationInfo): ColumnInfo[] {
+  const value = request.body?.value;
+  let names: string[];
+  if (request.columns) names = request.columns;
+  else {
+    const set = new Set<string>();
+    for (const row of Array.isArray(value) ? value : [value]) for (const key of Object.keys((row ?? {}) as object)) set.add(key);
+    names = [...set];
+  }
+  return names.map((name) => {
+    const column = relation.columnsByName.get(name);
+    if (!column) throw unknownColumn(name, relation.name);
+    return column;
+  });
+}
+
+function planWriteSelect(snapshot: SchemaSnapshot, request: ApiRequest, relation: RelationInfo): PlannedSelect[] {
+  return planSelect(snapshot, relation, request.select, request.modifiers, '');
+}
+
+/** Plans one request against one project's schema snapshot. */
+export function planRequest(request: ApiRequest, snapshot: SchemaSnapshot): Plan {
+  switch (request.action) {
+    case 'read': {
+      const relation = relationOf(snapshot, request.target);
+      const select = planSelect(snapshot, relation, request.select, request.modifiers, '');
+      checkModifierPaths(request.modifiers, select);
+      return { kind: 'read', ...base(request), relation, select, modifiers: planModifiers(relation, request.modifiers, '') };
+    }
+    case 'insert': {
+      const relation = relationOf(snapshot, request.target);
+      const columns = bodyColumns(request, relation);
+      const select = planWriteSelect(snapshot, request, relation);
+      const plan: InsertPlan = { kind: 'insert', ...base(request), relation, return: request.prefer.return, select, columns, body: request.body!.raw };
+      if (request.prefer.resolution) {
+        const names = request.onConflict ?? relation.primaryKey;
+        if (names.length === 0) throw invalidRequest(`"${relation.name}" has no primary key; name the conflict columns with on_conflict=`);
+        plan.onConflict = {
+          columns: names.map((name) => relation.columnsByName.get(name) ?? (() => { throw unknownColumn(name, relation.name); })()),
+          action: request.prefer.resolution === 'merge-duplicates' ? 'merge' : 'ignore',
+        };
+      }
+      return plan;
+    }
+    case 'update': {
+      const relation = relationOf(snapshot, request.target);
+      const modifiers = planModifiers(relation, request.modifiers, '');
+      if (modifiers.where.length === 0) throw filterRequired('PATCH');
+      return { kind: 'update', ...base(request), relation, return: request.prefer.return, select: planWriteSelect(snapshot, request, relation), columns: bodyColumns(request, relation), body: request.body!.raw, modifiers };
+    }
+    case 'delete': {
+      const relation = relationOf(snapshot, request.target);
+      const modifiers = planModifiers(relation, request.modifiers, '');
+      if (modifiers.where.length === 0) throw filterRequired('DELETE');
+      return { kind: 'delete', ...base(request), relation, return: request.prefer.return, select: planWriteSelect(snapshot, request, relation), modifiers };
+    }
+    case 'rpc':
+      return planRpc(request, snapshot);
+  }
+}
+
+function planRpc(request: ApiRequest, snapshot: SchemaSnapshot): RpcPlan {
+  const given = new Map<string, unknown>();
+  const body = request.body?.value;
+  if (body && typeof body === 'object') for (const [k, v] of Object.entries(body)) given.set(k, v);
+  const overloads = snapshot.functions.get(request.target) ?? [];
+  // Query parameters of a GET are arguments when an overload has such an argument; the rest filter the result.
+  const argNames = new Set(overloads.flatMap((fn) => fn.args.map((a) => a.name)));
+  const filters: Array<[string, string]> = [];
+  for (const [key, value] of request.rpcQuery) {
+    if (argNames.has(key)) given.set(key, value);
+    else filters.push([key, value]);
+  }
+  const fn = overloads.find((candidate) => {
+    const names = new Set(candidate.args.map((a) => a.name));
+    return [...given.keys()].every((k) => names.has(k)) && candidate.args.every((a) => a.hasDefault || given.has(a.name));
+  });
+  if (!fn) throw unknownFunction(request.target);
+  const args = fn.args.filter((a) => given.has(a.name)).map((arg) => ({ arg, value: given.get(arg.name) }));
+  const plan: RpcPlan = { kind: 'rpc', ...base(request), fn, args, modifiers: { where: [], order: [] } };
+  if (fn.resultColumns) {
+    const source: Source = { name: fn.name, columns: fn.resultColumns, columnsByName: new Map(fn.resultColumns.map((c) => [c.name, c])) };
+    const root = request.modifiers.get('')!;
+    for (const [key, value] of filters) root.where.push(parseFilter(key, value));
+    plan.select = planSelect(snapshot, source, request.select, request.modifiers, '');
+    plan.modifiers = planModifiers(source, request.modifiers, '');
+  } else if (filters.length > 0) {
+    throw unknownFunction(request.target);
+  }
+  return plan;
+}

@@ -1,0 +1,103 @@
+/**
+ * Stage 5 of a data request (PostgREST's `Response`): the statement's row
+ * and the plan become status, headers and body. The body is the text
+ * PostgreSQL built; nothing is re-encoded here. Pure.
+ */
+import type { Plan } from './plan';
+import type { PlannedSelect } from './plan-select';
+import { notSingleObject } from './rest-errors';
+import type { StatementRow } from './sql';
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+const CONTENT_TYPE = {
+  json: 'application/json; charset=utf-8',
+  object: 'application/vnd.pgrst.object+json; charset=utf-8',
+  csv: 'text/csv; charset=utf-8',
+} as const;
+
+/** A CSV header line of the output names, quoted as the rows are. */
+function csvHeader(select: PlannedSelect[]): string {
+  return select.map((item) => `"${item.alias.replace(/"/g, '""')}"`).join(',');
+}
+
+function contentRange(offset: number, rows: number, total: number | null): string {
+  const size = total === null ? '*' : String(total);
+  return rows === 0 ? `*/${size}` : `${offset}-${offset + rows - 1}/${size}`;
+}
+
+/** `/table?a=eq.1&b=eq.x` for the first row a write returned (Prefer: return=headers-only). */
+function locationOf(table: string, keyJson: string | null | undefined): string | undefined {
+  if (!keyJson) return undefined;
+  const key = JSON.parse(keyJson) as Record<string, unknown>;
+  const query = Object.entries(key).map(([k, v]) => `${encodeURIComponent(k)}=eq.${encodeURIComponent(String(v))}`).join('&');
+  return `/${encodeURIComponent(table)}?${query}`;
+}
+
+/** Whether the answer must be exactly one object (`Accept: application/vnd.pgrst.object+json`). */
+export function wantsSingleObject(plan: Plan): boolean {
+  if (plan.media !== 'object') return false;
+  if (plan.kind === 'read') return true;
+  if (plan.kind === 'rpc') return plan.fn.returnsSet;
+  return plan.return === 'representation';
+}
+
+/**
+ * 406 unless one row: checked before COMMIT, so that a write answering 406
+ * changes nothing, as in PostgREST.
+ */
+export function checkSingleObject(plan: Plan, row: StatementRow): void {
+  if (wantsSingleObject(plan) && row.page_count !== 1) throw notSingleObject(row.page_count);
+}
+
+/** Builds the HTTP answer of a plan from its statement's row. */
+export function respond(plan: Plan, row: StatementRow): Answer {
+  const headers: Record<string, string> = {};
+  const total = row.total === null || row.total === undefined ? null : Number(row.total);
+  const applied: string[] = [];
+  if (plan.count) applied.push(`count=${plan.count}`);
+  const media = plan.media;
+  let body = row.body;
+  if (media === 'csv' && body !== null) {
+    const select = plan.kind === 'rpc' ? plan.select ?? [] : plan.select;
+    body = body === '' ? csvHeader(select) : `${csvHeader(select)}\n${body}`;
+  }
+  checkSingleObject(plan, row);
+  headers['content-type'] = CONTENT_TYPE[media];
+
+  switch (plan.kind) {
+    case 'read': {
+      const offset = plan.modifiers.offset ?? 0;
+      headers['content-range'] = contentRange(offset, row.page_count, total);
+      if (applied.length) headers['preference-applied'] = applied.join(', ');
+      // Partial content when a count shows rows beyond this page, as PostgREST answers.
+      const partial = total !== null && (offset > 0 || row.page_count < total) && media !== 'object';
+      return { status: partial ? 206 : 200, headers, body: plan.headOnly ? null : body };
+    }
+    case 'rpc': {
+      if (plan.fn.returnsVoid) return { status: 204, headers: {}, body: null };
+      headers['content-range'] = contentRange(plan.modifiers.offset ?? 0, row.page_count, null);
+      return { status: 200, headers, body: plan.headOnly ? null : body ?? 'null' };
+    }
+    case 'insert':
+    case 'update':
+    case 'delete': {
+      applied.unshift(`return=${plan.return}`);
+      if (plan.kind === 'insert' && plan.onConflict) applied.push(`resolution=${plan.onConflict.action === 'merge' ? 'merge-duplicates' : 'ignore-duplicates'}`);
+      headers['preference-applied'] = applied.join(', ');
+      headers['content-range'] = plan.count ? `*/${row.page_count}` : '*/*';
+      const created = plan.kind === 'insert';
+      if (plan.return === 'representation') return { status: created ? 201 : 200, headers, body: plan.headOnly ? null : body ?? '[]' };
+      delete headers['content-type'];
+      if (plan.return === 'headers-only' && created) {
+        const location = locationOf(plan.relation.name, row.location);
+        if (location) headers.location = location;
+      }
+      return { status: created ? 201 : 204, headers, body: null };
+    }
+  }
+}

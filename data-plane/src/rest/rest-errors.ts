@@ -1,0 +1,37 @@
+/**
+ * The data API's own refusals, in the API.md error shape, with the PostgREST
+ * equivalent in `details` where PostgREST has one, so a PostgREST user
+ * recognises them. Database errors are mapped in execute's error mapper.
+ */
+import { ApiError } from '@baseplane/contracts';
+
+/** A query string, header or body the PostgREST grammar does not accept. */
+export const invalidFilter = (message: string, details: unknown = null) => new ApiError(400, 'invalid_filter', message, details, null);
+export const invalidRequest = (message: string, details: unknown = null, hint: string | null = null) =>
+  new ApiError(400, 'invalid_request', message, details, hint);
+export const invalidJson = (message = 'request body is not valid JSON') => new ApiError(400, 'invalid_json', message);
+
+/** A name the schema cache does not know: the planner may reload the cache once and retry. */
+export class UnknownNameError extends ApiError {
+  constructor(status: number, code: string, message: string, hint: string | null = null) {
+    super(status, code, message, null, hint);
+  }
+}
+
+export const unknownTable = (name: string) =>
+  new UnknownNameError(404, '42P01', `relation "public.${name}" does not exist`, 'only tables and views of schema public are served');
+export const unknownColumn = (column: string, table: string) =>
+  new UnknownNameError(400, 'unknown_column', `column "${column}" of relation "${table}" does not exist`);
+export const unknownRelationship = (from: string, to: string) =>
+  new UnknownNameError(400, 'unknown_relation', `could not find a relationship between "${from}" and "${to}"`, 'embedding follows foreign keys in either direction');
+export const unknownFunction = (name: string) =>
+  new UnknownNameError(404, 'not_found', `function public.${name} with these arguments not found`, 'functions of schema public are callable with named arguments');
+
+export const ambiguousEmbedding = (from: string, to: string, candidates: string[]) =>
+  new ApiError(300, 'ambiguous_relation', `more than one relationship was found for "${from}" and "${to}"`, candidates, `name one with !<foreign key>, e.g. ${to}!${candidates[0] ?? 'fk'}(...)`);
+export const notSingleObject = (rows: number) =>
+  new ApiError(406, 'not_single_object', 'JSON object requested, multiple (or no) rows returned', `the result contains ${rows} rows`);
+export const filterRequired = (method: string) =>
+  new ApiError(400, 'filter_required', `${method} requires a filter`, null, 'add a filter such as ?id=eq.1; to touch every row use a filter that matches all');
+export const notAcceptable = (accept: string) =>
+  new ApiError(406, 'not_acceptable', `none of these media types are available: ${accept}`, null, 'application/json, application/vnd.pgrst.object+json and text/csv are');

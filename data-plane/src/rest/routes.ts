@@ -1,0 +1,105 @@
+/**
+ * Binds the data API, `/:table` and `/rpc/:function`, under the prefix it is
+ * registered with. Each request goes the same way: resolve the caller (apikey
+ * ⇒ project and role, Bearer ⇒ verified claims), parse → plan → sql →
+ * execute → respond, each stage timed into `Server-Timing`.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '@baseplane/contracts';
+import { apiKeyOf, resolveProject } from '../http/resolve-project';
+import type { DataApi } from './data-api';
+import type { Caller } from './execute';
+import { parseRequest } from './parse';
+import { planRequest, type Plan } from './plan';
+import { checkSingleObject, respond } from './respond';
+import { UnknownNameError } from './rest-errors';
+import type { SchemaSnapshot } from './schema-model';
+import { statementFor } from './sql';
+
+/** Media types a body may come in (PostgREST also takes CSV, which is not served here). */
+const JSON_BODY = /^application\/(json|vnd\.pgrst\.object\+json|vnd\.pgrst\.object)\b/i;
+
+/** Times stages into a `Server-Timing` value. */
+class StageTimer {
+  private readonly parts: string[] = [];
+  private last = performance.now();
+  mark(stage: string): void {
+    const now = performance.now();
+    this.parts.push(`${stage};dur=${(now - this.last).toFixed(2)}`);
+    this.last = now;
+  }
+  toString(): string {
+    return this.parts.join(', ');
+  }
+}
+
+/** The caller of a data request: role from the key, claims from a verified Bearer token. */
+async function callerOf(api: DataApi, request: FastifyRequest): Promise<{ projectId: string; caller: Caller }> {
+  const { project, kind } = resolveProject(api.directory, request);
+  const authorization = request.headers.authorization;
+  let claims: Record<string, unknown> | null = null;
+  if (authorization !== undefined && authorization !== '') {
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+    if (!match) throw new ApiError(401, 'invalid_token', 'the Authorization header must be "Bearer <token>"');
+    // Supabase clients send the API key itself as the Bearer when no user is signed in: that is not a user token.
+    if (match[1] !== apiKeyOf(request)) claims = { ...(await api.tokens.verify(project, match[1]!)) };
+  }
+  if (kind === 'service') return { projectId: project.projectId, caller: { role: 'service_role', claims: claims && { ...claims, role: 'service_role' } } };
+  return { projectId: project.projectId, caller: claims ? { role: 'authenticated', claims } : { role: 'anon', claims: null } };
+}
+
+/** Plans against the cache; a miss reloads the snapshot once (rate-limited) before it is answered. */
+async function planWithCache(api: DataApi, projectId: string, plan: (snapshot: SchemaSnapshot) => Plan): Promise<Plan> {
+  const snapshot = await api.schemas.get(projectId);
+  try {
+    return plan(snapshot);
+  } catch (error) {
+    if (!(error instanceof UnknownNameError)) throw error;
+    return plan(await api.schemas.reloadAfterMiss(projectId, snapshot));
+  }
+}
+
+async function handle(api: DataApi, request: FastifyRequest, reply: FastifyReply, rpc: boolean): Promise<FastifyReply> {
+  const timer = new StageTimer();
+  const { projectId, caller } = await callerOf(api, request);
+  timer.mark('jwt');
+  const params = request.params as { table?: string; fn?: string };
+  const contentType = request.headers['content-type'];
+  const body = typeof request.body === 'string' ? request.body : undefined;
+  if (body !== undefined && body !== '' && contentType !== undefined && !JSON_BODY.test(contentType)) {
+    throw new ApiError(415, 'unsupported_media_type', `bodies are read as application/json, not ${contentType}`);
+  }
+  const url = request.raw.url ?? '';
+  const q = url.indexOf('?');
+  const parsed = parseRequest({
+    method: request.method,
+    target: (rpc ? params.fn : params.table) ?? '',
+    rpc,
+    query: q < 0 ? '' : url.slice(q + 1),
+    headers: request.headers,
+    body,
+  });
+  timer.mark('parse');
+  const plan = await planWithCache(api, projectId, (snapshot) => planRequest(parsed, snapshot));
+  timer.mark('plan');
+  const statement = statementFor(plan);
+  timer.mark('sql');
+  const readOnly = request.method === 'GET' || request.method === 'HEAD';
+  const row = await api.pools.run(projectId, caller, statement, readOnly, (r) => checkSingleObject(plan, r));
+  timer.mark('execute');
+  const answer = respond(plan, row);
+  timer.mark('respond');
+  void reply.status(answer.status).headers(answer.headers).header('server-timing', timer.toString());
+  return answer.body === null ? reply.send() : reply.send(answer.body);
+}
+
+/** Registers the data API routes on `scope` (one prefix). */
+export function bindDataApi(scope: FastifyInstance, api: DataApi): void {
+  void scope.register(async (rest) => {
+    // The body goes to PostgreSQL as the text that came: read it as a string, parse it once in parse.ts.
+    rest.removeAllContentTypeParsers();
+    rest.addContentTypeParser('*', { parseAs: 'string' }, (_request, text, done) => done(null, text));
+    rest.route({ method: ['GET', 'POST'], url: '/rpc/:fn', handler: (request, reply) => handle(api, request, reply, true) });
+    rest.route({ method: ['GET', 'POST', 'PATCH', 'DELETE'], url: '/:table', handler: (request, reply) => handle(api, request, reply, false) });
+  });
+}

@@ -1,0 +1,158 @@
+/**
+ * The per-project schema cache the planner reads: built from the tenant's
+ * catalog on first use, dropped on schema events (the directory's onEvent),
+ * and reloadable on demand (rate-limited) when a request names something the
+ * cache does not know yet.
+ */
+import type { ColumnInfo, FunctionInfo, SchemaSnapshot } from './schema-model';
+import { snapshotOf } from './schema-model';
+
+/** Reads the catalog of `public` in one round trip; run as `authenticator`, which may read pg_catalog. */
+export const CATALOG_QUERY = `
+select json_build_object(
+  'relations', coalesce((
+    select json_agg(json_build_object(
+      'name', c.relname,
+      'kind', case when c.relkind in ('r', 'p', 'f') then 'table' else 'view' end,
+      'comment', obj_description(c.oid, 'pg_class'),
+      'columns', coalesce((
+        select json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'nullable', not a.attnotnull,
+                                          'hasDefault', a.atthasdef or a.attidentity <> '' or a.attgenerated <> '') order by a.attnum)
+        from pg_attribute a where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped), '[]'),
+      'primaryKey', coalesce((
+        select json_agg(a.attname order by k.ord)
+        from pg_constraint con, unnest(con.conkey) with ordinality k(attnum, ord), pg_attribute a
+        where con.conrelid = c.oid and con.contype = 'p' and a.attrelid = c.oid and a.attnum = k.attnum), '[]')
+    ) order by c.relname)
+    from pg_class c where c.relnamespace = 'public'::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'f')), '[]'),
+  'foreignKeys', coalesce((
+    select json_agg(json_build_object(
+      'name', con.conname, 'table', src.relname, 'refTable', dst.relname,
+      'columns', (select json_agg(a.attname order by k.ord) from unnest(con.conkey) with ordinality k(attnum, ord)
+                  join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.attnum),
+      'refColumns', (select json_agg(a.attname order by k.ord) from unnest(con.confkey) with ordinality k(attnum, ord)
+                     join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.attnum)))
+    from pg_constraint con join pg_class src on src.oid = con.conrelid join pg_class dst on dst.oid = con.confrelid
+    where con.contype = 'f' and src.relnamespace = 'public'::regnamespace and dst.relnamespace = 'public'::regnamespace), '[]'),
+  'functions', coalesce((
+    select json_agg(json_build_object(
+      'name', p.proname, 'returnsSet', p.proretset, 'returnsVoid', p.prorettype = 'void'::regtype,
+      'volatile', p.provolatile = 'v', 'returnType', format_type(p.prorettype, null),
+      'argNames', coalesce(p.proargnames, '{}'), 'argModes', coalesce(p.proargmodes::text[], '{}'),
+      'argTypes', array(select format_type(x, null) from unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) with ordinality u(x, n) order by n),
+      'inputCount', p.pronargs, 'defaultCount', p.pronargdefaults,
+      'rowColumns', (select json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'nullable', true, 'hasDefault', false) order by a.attnum)
+                     from pg_attribute a where t.typrelid <> 0 and a.attrelid = t.typrelid and a.attnum > 0 and not a.attisdropped)))
+    from pg_proc p join pg_type t on t.oid = p.prorettype
+    where p.pronamespace = 'public'::regnamespace and p.prokind = 'f'), '[]')
+)::text as catalog`;
+
+interface RawFunction {
+  name: string;
+  returnsSet: boolean;
+  returnsVoid: boolean;
+  volatile: boolean;
+  returnType: string;
+  argNames: string[];
+  argModes: string[];
+  argTypes: string[];
+  inputCount: number;
+  defaultCount: number;
+  rowColumns: ColumnInfo[] | null;
+}
+
+/** Turns one pg_proc row into what rpc needs; functions with unnamed inputs cannot be called by name and are left out. */
+function functionOf(raw: RawFunction): FunctionInfo | undefined {
+  const modes = raw.argModes.length > 0 ? raw.argModes : raw.argTypes.map(() => 'i');
+  const inputs: Array<{ name: string; type: string }> = [];
+  const outputs: ColumnInfo[] = [];
+  modes.forEach((mode, i) => {
+    const name = raw.argNames[i] ?? '';
+    const type = raw.argTypes[i] ?? 'unknown';
+    if (mode === 'i' || mode === 'b' || mode === 'v') inputs.push({ name, type });
+    if (mode === 'o' || mode === 'b' || mode === 't') outputs.push({ name, type, nullable: true, hasDefault: false });
+  });
+  if (inputs.some((a) => a.name === '')) return undefined;
+  const firstDefault = inputs.length - raw.defaultCount;
+  const info: FunctionInfo = {
+    name: raw.name,
+    args: inputs.map((a, i) => ({ name: a.name, type: a.type, hasDefault: i >= firstDefault })),
+    returnType: raw.returnType,
+    returnsSet: raw.returnsSet,
+    returnsVoid: raw.returnsVoid,
+    volatile: raw.volatile,
+    returnsRow: false,
+  };
+  const columns = modes.includes('t') ? outputs : raw.rowColumns ?? (outputs.length > 1 ? outputs : null);
+  if (columns && columns.length > 0) {
+    info.resultColumns = columns;
+    info.returnsRow = true;
+  }
+  return info;
+}
+
+/** Parses the catalog query's one value into a snapshot. */
+export function snapshotFromCatalog(catalogJson: string): SchemaSnapshot {
+  const raw = JSON.parse(catalogJson) as {
+    relations: Array<{ name: string; kind: 'table' | 'view'; comment: string | null; columns: ColumnInfo[]; primaryKey: string[] }>;
+    foreignKeys: Array<{ name: string; table: string; refTable: string; columns: string[]; refColumns: string[] }>;
+    functions: RawFunction[];
+  };
+  return snapshotOf({
+    relations: raw.relations,
+    foreignKeys: raw.foreignKeys,
+    functions: raw.functions.map(functionOf).filter((f): f is FunctionInfo => f !== undefined),
+  });
+}
+
+/** Minimum age of a snapshot before a miss may reload it: at most one reload per project per this interval. */
+const RELOAD_ON_MISS_MS = 100;
+
+/** Snapshots per project, loaded once and shared by concurrent requests. */
+export class SchemaCache {
+  private readonly entries = new Map<string, { snapshot: Promise<SchemaSnapshot>; generation: number }>();
+  private generation = 0;
+
+  constructor(private readonly load: (projectId: string) => Promise<SchemaSnapshot>) {}
+
+  /** The project's snapshot, loading it when absent. */
+  get(projectId: string): Promise<SchemaSnapshot> {
+    const entry = this.entries.get(projectId);
+    if (entry) return entry.snapshot;
+    const generation = ++this.generation;
+    const snapshot = this.load(projectId);
+    this.entries.set(projectId, { snapshot, generation });
+    // A failed load is not cached: the next request tries again.
+    snapshot.catch(() => {
+      if (this.entries.get(projectId)?.generation === generation) this.entries.delete(projectId);
+    });
+    return snapshot;
+  }
+
+  /** Drops the project's snapshot (a schema event, a deleted project). */
+  invalidate(projectId: string): void {
+    this.entries.delete(projectId);
+  }
+
+  /**
+   * After a miss: a snapshot newer than the one used, reloading it when
+   * needed. A snapshot younger than {@link RELOAD_ON_MISS_MS} is reloaded
+   * once it is that old, so a burst of unknown names costs one catalog read
+   * per interval, while a name created just after the last load is still found.
+   */
+  async reloadAfterMiss(projectId: string, used: SchemaSnapshot): Promise<SchemaSnapshot> {
+    const age = Date.now() - used.loadedAt;
+    if (age < RELOAD_ON_MISS_MS) await new Promise((resolve) => setTimeout(resolve, RELOAD_ON_MISS_MS - age));
+    const current = await this.get(projectId);
+    if (current !== used) return current;
+    if (this.entries.get(projectId)?.snapshot !== undefined) {
+      const entry = this.entries.get(projectId)!;
+      if ((await entry.snapshot) === used) this.invalidate(projectId);
+    }
+    return this.get(projectId);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * What the data API knows of a project's database: the relations of schema
+ * `public` with their columns, keys and foreign keys, and its functions. The
+ * planner reads only this (never the catalog), so it stays pure.
+ */
+
+/** A column of a table or view. */
+export interface ColumnInfo {
+  name: string;
+  /** PostgreSQL's `format_type` of the column (e.g. `bigint`, `text[]`). */
+  type: string;
+  nullable: boolean;
+  hasDefault: boolean;
+}
+
+/** A table or view of schema `public`. */
+export interface RelationInfo {
+  name: string;
+  kind: 'table' | 'view';
+  /** Columns in table order. */
+  columns: ColumnInfo[];
+  columnsByName: Map<string, ColumnInfo>;
+  primaryKey: string[];
+  comment: string | null;
+}
+
+/** A foreign key `table(columns) → refTable(refColumns)`. */
+export interface ForeignKeyInfo {
+  name: string;
+  table: string;
+  columns: string[];
+  refTable: string;
+  refColumns: string[];
+}
+
+/** An argument of a function callable through `rpc/`. */
+export interface FunctionArg {
+  name: string;
+  type: string;
+  hasDefault: boolean;
+}
+
+/** A function of schema `public`. */
+export interface FunctionInfo {
+  name: string;
+  args: FunctionArg[];
+  returnType: string;
+  returnsSet: boolean;
+  /** The result is a row type (a table, a composite or `returns table`). */
+  returnsRow: boolean;
+  returnsVoid: boolean;
+  volatile: boolean;
+  /** Columns of the result rows, when it returns rows of a known shape (a table's rows or `returns table`). */
+  resultColumns?: ColumnInfo[];
+}
+
+/** One project's schema as the data API serves it. */
+export interface SchemaSnapshot {
+  relations: Map<string, RelationInfo>;
+  foreignKeys: ForeignKeyInfo[];
+  /** By name; overloads side by side. */
+  functions: Map<string, FunctionInfo[]>;
+  loadedAt: number;
+}
+
+/** Builds a snapshot from plain lists (the catalog reader's output, or a unit test's). */
+export function snapshotOf(input: {
+  relations: Array<Omit<RelationInfo, 'columnsByName'>>;
+  foreignKeys?: ForeignKeyInfo[];
+  functions?: FunctionInfo[];
+}): SchemaSnapshot {
+  const relations = new Map<string, RelationInfo>();
+  for (const relation of input.relations) {
+    relations.set(relation.name, { ...relation, columnsByName: new Map(relation.columns.map((c) => [c.name, c])) });
+  }
+  const functions = new Map<string, FunctionInfo[]>();
+  for (const fn of input.functions ?? []) functions.set(fn.name, [...(functions.get(fn.name) ?? []), fn]);
+  return { relations, foreignKeys: input.foreignKeys ?? [], functions, loadedAt: Date.now() };
+}

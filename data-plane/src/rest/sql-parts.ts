@@ -1,0 +1,134 @@
+/**
+ * The pieces the SQL builder assembles: quoted identifiers (of names the
+ * schema cache returned), parameters, select lists with embeddings, WHERE
+ * trees and ORDER BY. Pure; every value becomes a `$n` parameter.
+ */
+import type { PlannedCondition, PlannedModifiers, PlannedOrder, PlannedSelect } from './plan-select';
+import type { ColumnInfo } from './schema-model';
+
+/** A name from the catalog, double-quoted for PostgreSQL. */
+export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+export const qualified = (name: string) => `public.${ident(name)}`;
+
+/** The statement's parameters, numbered as they are added. */
+export class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/** Hands out unique table aliases within one statement. */
+export class Aliases {
+  private next = 1;
+  take(prefix: '_t' | '_e'): string {
+    return `${prefix}${this.next++}`;
+  }
+}
+
+const COMPARISON = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+const TSQUERY = { fts: 'to_tsquery', plfts: 'plainto_tsquery', phfts: 'phraseto_tsquery', wfts: 'websearch_to_tsquery' } as const;
+
+function castSql(cast: string): string {
+  const array = cast.endsWith('[]');
+  return `::${ident(array ? cast.slice(0, -2) : cast)}${array ? '[]' : ''}`;
+}
+
+function filterSql(condition: Extract<PlannedCondition, { kind: 'filter' }>, table: string, params: Params): string {
+  const col = `${table}.${ident(condition.column.name)}`;
+  const value = condition.value;
+  const text = typeof value === 'string' ? value : '';
+  switch (condition.op) {
+    case 'eq': case 'neq': case 'gt': case 'gte': case 'lt': case 'lte':
+      return `${col} ${COMPARISON[condition.op]} ${params.add(text)}`;
+    case 'like': case 'ilike':
+      return `${col}::text ${condition.op} ${params.add(text.replace(/\*/g, '%'))}`;
+    case 'match':
+      return `${col}::text ~ ${params.add(text)}`;
+    case 'imatch':
+      return `${col}::text ~* ${params.add(text)}`;
+    case 'is': {
+      const word = text.toLowerCase();
+      return word === 'not_null' ? `${col} is not null` : `${col} is ${word === 'null' ? 'null' : word === 'true' ? 'true' : word === 'false' ? 'false' : 'unknown'}`;
+    }
+    case 'isdistinct':
+      return `${col} is distinct from ${params.add(text)}`;
+    case 'in':
+      return `${col} = any(${params.add(Array.isArray(value) ? value : [value])})`;
+    case 'cs': case 'cd': case 'ov': {
+      // ov.(a,b) is PostgREST's list form of an array literal.
+      const literal = condition.op === 'ov' && /^\(.*\)$/s.test(text) ? `{${text.slice(1, -1)}}` : text;
+      return `${col} ${condition.op === 'cs' ? '@>' : condition.op === 'cd' ? '<@' : '&&'} ${params.add(literal)}`;
+    }
+    case 'fts': case 'plfts': case 'phfts': case 'wfts': {
+      const config = condition.language === undefined ? '' : `${params.add(condition.language)}::regconfig, `;
+      const vector = condition.column.type === 'tsvector' ? col : `to_tsvector(${config}${col}::text)`;
+      return `${vector} @@ ${TSQUERY[condition.op]}(${config}${params.add(text)})`;
+    }
+  }
+}
+
+/** A WHERE tree over `table`; `'true'` when empty. */
+export function whereSql(conditions: PlannedCondition[], table: string, params: Params, joiner: 'and' | 'or' = 'and'): string {
+  if (conditions.length === 0) return joiner === 'and' ? 'true' : 'false';
+  const parts = conditions.map((c) => {
+    const sql = c.kind === 'filter' ? filterSql(c, table, params) : `(${whereSql(c.children, table, params, c.op)})`;
+    return c.negate ? `not (${sql})` : sql;
+  });
+  return parts.length === 1 ? parts[0]! : parts.map((p) => `(${p})`).join(` ${joiner} `);
+}
+
+export function orderSql(order: PlannedOrder[], table: string): string {
+  if (order.length === 0) return '';
+  return ` order by ${order.map((o) => `${table}.${ident(o.column.name)} ${o.direction}${o.nulls ? ` nulls ${o.nulls}` : ''}`).join(', ')}`;
+}
+
+export function pageSql(modifiers: Pick<PlannedModifiers, 'limit' | 'offset'>, params: Params): string {
+  let sql = '';
+  if (modifiers.limit !== undefined) sql += ` limit ${params.add(modifiers.limit)}`;
+  if (modifiers.offset !== undefined && modifiers.offset > 0) sql += ` offset ${params.add(modifiers.offset)}`;
+  return sql;
+}
+
+/** The join condition of an embedding: child columns equal to the parent's. */
+function joinSql(on: Array<[string, string]>, parent: string, child: string): string {
+  return on.map(([p, c]) => `${child}.${ident(c)} = ${parent}.${ident(p)}`).join(' and ');
+}
+
+/** Select list over `table`; embeddings become correlated subqueries that build their JSON in PostgreSQL. */
+export function selectListSql(items: PlannedSelect[], table: string, params: Params, aliases: Aliases): string {
+  if (items.length === 0) return '';
+  return items
+    .map((item) => {
+      if (item.kind === 'column') return `${table}.${ident(item.column.name)}${item.cast ? castSql(item.cast) : ''} as ${ident(item.alias)}`;
+      const child = aliases.take('_t');
+      const row = aliases.take('_e');
+      const where = [joinSql(item.on, table, child), whereSql(item.modifiers.where, child, params)].join(' and ');
+      const inner = `select ${selectListSql(item.select, child, params, aliases)} from ${qualified(item.relation.name)} ${child} where ${where}`;
+      if (item.many) {
+        return `(select coalesce(json_agg(${row}), '[]') from (${inner}${orderSql(item.modifiers.order, child)}${pageSql(item.modifiers, params)}) ${row}) as ${ident(item.alias)}`;
+      }
+      return `(select to_json(${row}) from (${inner} limit 1) ${row}) as ${ident(item.alias)}`;
+    })
+    .join(', ');
+}
+
+/** `exists (…)` for each `!inner` embedding: the parent row needs a matching child. */
+export function innerJoinsSql(items: PlannedSelect[], table: string, params: Params, aliases: Aliases): string[] {
+  return items.flatMap((item) => {
+    if (item.kind !== 'embed' || !item.inner) return [];
+    const child = aliases.take('_t');
+    const nested = innerJoinsSql(item.select, child, params, aliases);
+    const where = [joinSql(item.on, table, child), whereSql(item.modifiers.where, child, params), ...nested].join(' and ');
+    return [`exists (select 1 from ${qualified(item.relation.name)} ${child} where ${where})`];
+  });
+}
+
+/** Names of the output columns, in order (the CSV header). */
+export function outputNames(items: PlannedSelect[]): string[] {
+  return items.map((item) => item.alias);
+}
+
+/** Column list for an INSERT/UPDATE. */
+export const columnList = (columns: ColumnInfo[]) => columns.map((c) => ident(c.name)).join(', ');

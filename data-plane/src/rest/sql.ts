@@ -1,0 +1,174 @@
+/**
+ * Stage 3 of a data request: a {@link Plan} becomes one parameterised
+ * statement (PostgREST's `Query`) whose single row carries the answer's body,
+ * built by PostgreSQL as JSON, and the counts: `body`, `page_count`, `total`
+ * and, for `Prefer: return=headers-only`, `location`. Pure.
+ */
+import type { DeletePlan, InsertPlan, Plan, ReadPlan, RpcPlan, UpdatePlan } from './plan';
+import type { PlannedSelect } from './plan-select';
+import { Aliases, Params, columnList, ident, innerJoinsSql, orderSql, pageSql, qualified, selectListSql, whereSql } from './sql-parts';
+
+/** One statement and its parameters. */
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/** What the one row of every statement carries. */
+export interface StatementRow {
+  body: string | null;
+  page_count: number;
+  total: string | number | null;
+  location?: string | null;
+}
+
+type BodyShape = 'json' | 'object' | 'csv' | 'none';
+
+function bodyShape(plan: Plan): BodyShape {
+  if (plan.kind !== 'read' && plan.kind !== 'rpc' && plan.return !== 'representation') return 'none';
+  if (plan.headOnly) return 'none';
+  return plan.media === 'object' ? 'object' : plan.media === 'csv' ? 'csv' : 'json';
+}
+
+/** The aggregate that turns the rows of `_s` into the answer's body. */
+function bodySql(shape: BodyShape, select: PlannedSelect[]): string {
+  switch (shape) {
+    case 'none':
+      return 'null::text';
+    case 'json':
+      return `coalesce(json_agg(_s), '[]')::text`;
+    case 'object':
+      return `case when count(*) = 1 then (json_agg(_s) -> 0)::text end`;
+    case 'csv': {
+      // Every field quoted, quotes doubled (RFC 4180); NULL is an empty field. The header comes from respond.
+      const fields = select.map((item) => `coalesce('"' || replace(_s.${ident(item.alias)}::text, '"', '""') || '"', '')`);
+      return `coalesce(string_agg(${fields.length === 0 ? "''" : fields.join(` || ',' || `)}, E'\\n'), '')`;
+    }
+  }
+}
+
+function readSql(plan: ReadPlan): Statement {
+  const params = new Params();
+  const aliases = new Aliases();
+  const t = '_t0';
+  const from = `${qualified(plan.relation.name)} ${t}`;
+  const list = selectListSql(plan.select, t, params, aliases);
+  const where = [whereSql(plan.modifiers.where, t, params), ...innerJoinsSql(plan.select, t, params, aliases)].join(' and ');
+  const page = `select ${list} from ${from} where ${where}${orderSql(plan.modifiers.order, t)}${pageSql(plan.modifiers, params)}`;
+  let total = 'null::bigint';
+  if (plan.count) {
+    const countWhere = [whereSql(plan.modifiers.where, t, params), ...innerJoinsSql(plan.select, t, params, new Aliases())].join(' and ');
+    total = `(select count(*) from ${from} where ${countWhere})`;
+  }
+  return {
+    text: `select ${bodySql(bodyShape(plan), plan.select)} as body, count(*)::int as page_count, ${total} as total from (${page}) _s`,
+    values: params.values,
+  };
+}
+
+/** The answer over the rows a write returned (CTE `pgrst_mutation`). */
+function mutationAnswerSql(plan: InsertPlan | UpdatePlan | DeletePlan, params: Params): string {
+  const shape = bodyShape(plan);
+  const t = '_t0';
+  const list = shape === 'none' ? '' : selectListSql(plan.select, t, params, new Aliases());
+  const pk = plan.relation.primaryKey;
+  const location =
+    plan.return === 'headers-only' && pk.length > 0
+      ? `(select to_json(_k)::text from (select ${pk.map((c) => `${t}.${ident(c)}`).join(', ')} from pgrst_mutation ${t} limit 1) _k)`
+      : 'null::text';
+  return `select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, count(*) as total, ${location} as location from (select ${list} from pgrst_mutation ${t}) _s`;
+}
+
+function insertSql(plan: InsertPlan): Statement {
+  const params = new Params();
+  const payload = params.add(plan.body);
+  const table = qualified(plan.relation.name);
+  const columns = columnList(plan.columns);
+  let conflict = '';
+  if (plan.onConflict) {
+    const target = columnList(plan.onConflict.columns);
+    const updates = plan.columns.filter((c) => !plan.onConflict!.columns.includes(c));
+    conflict =
+      plan.onConflict.action === 'ignore' || updates.length === 0
+        ? ` on conflict (${target}) do nothing`
+        : ` on conflict (${target}) do update set ${updates.map((c) => `${ident(c.name)} = excluded.${ident(c.name)}`).join(', ')}`;
+  }
+  const rows = `select * from json_populate_recordset(null::${table}, (select case when json_typeof(j) = 'array' then j else json_build_array(j) end from (select ${payload}::json as j) _p))`;
+  const insert =
+    plan.columns.length === 0
+      ? `insert into ${table} select from (${rows}) _r${conflict} returning *`
+      : `insert into ${table} (${columns}) select ${columns} from (${rows}) _r${conflict} returning *`;
+  return { text: `with pgrst_mutation as (${insert}) ${mutationAnswerSql(plan, params)}`, values: params.values };
+}
+
+function updateSql(plan: UpdatePlan): Statement {
+  const params = new Params();
+  const t = '_t0';
+  const table = qualified(plan.relation.name);
+  let mutation: string;
+  if (plan.columns.length === 0) {
+    // Nothing to set: PostgREST answers no rows without touching the table.
+    mutation = `select * from ${table} ${t} where false`;
+  } else {
+    const payload = params.add(plan.body);
+    const sets = plan.columns.map((c) => `${ident(c.name)} = _b.${ident(c.name)}`).join(', ');
+    mutation = `update ${table} ${t} set ${sets} from json_populate_record(null::${table}, ${payload}::json) _b where ${whereSql(plan.modifiers.where, t, params)} returning ${t}.*`;
+  }
+  return { text: `with pgrst_mutation as (${mutation}) ${mutationAnswerSql(plan, params)}`, values: params.values };
+}
+
+function deleteSql(plan: DeletePlan): Statement {
+  const params = new Params();
+  const t = '_t0';
+  const mutation = `delete from ${qualified(plan.relation.name)} ${t} where ${whereSql(plan.modifiers.where, t, params)} returning ${t}.*`;
+  return { text: `with pgrst_mutation as (${mutation}) ${mutationAnswerSql(plan, params)}`, values: params.values };
+}
+
+/** Argument values as PostgreSQL reads them: JSON for json/jsonb, arrays as arrays, scalars as text. */
+function argValue(type: string, value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (type === 'json' || type === 'jsonb') return JSON.stringify(value);
+  if (Array.isArray(value)) return value;
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+function rpcSql(plan: RpcPlan): Statement {
+  const params = new Params();
+  // Named notation: PostgreSQL infers each parameter's type from the chosen function.
+  const call = `public.${ident(plan.fn.name)}(${plan.args.map(({ arg, value }) => `${ident(arg.name)} => ${params.add(argValue(arg.type, value))}`).join(', ')})`;
+  const shape = bodyShape(plan);
+  if (plan.fn.returnsVoid) return { text: `select ${call}, null::text as body, 0 as page_count, null::bigint as total`, values: params.values };
+  if (plan.select && plan.fn.resultColumns) {
+    const t = '_t0';
+    const aliases = new Aliases();
+    const list = selectListSql(plan.select, t, params, aliases);
+    const where = whereSql(plan.modifiers.where, t, params);
+    const page = `select ${list} from ${call} ${t} where ${where}${orderSql(plan.modifiers.order, t)}${pageSql(plan.modifiers, params)}`;
+    if (!plan.fn.returnsSet) {
+      // One row: answered as an object, as PostgREST does for a function returning a single composite.
+      return { text: `select (select to_json(_s) from (${page}) _s)::text as body, 1 as page_count, null::bigint as total`, values: params.values };
+    }
+    return { text: `select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, null::bigint as total from (${page}) _s`, values: params.values };
+  }
+  if (plan.fn.returnsSet) {
+    return { text: `select coalesce(json_agg(_s.v), '[]')::text as body, count(*)::int as page_count, null::bigint as total from ${call} as _s(v)`, values: params.values };
+  }
+  return { text: `select to_json(${call})::text as body, 1 as page_count, null::bigint as total`, values: params.values };
+}
+
+/** Builds the one statement of a plan. */
+export function statementFor(plan: Plan): Statement {
+  switch (plan.kind) {
+    case 'read':
+      return readSql(plan);
+    case 'insert':
+      return insertSql(plan);
+    case 'update':
+      return updateSql(plan);
+    case 'delete':
+      return deleteSql(plan);
+    case 'rpc':
+      return rpcSql(plan);
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * Reading through `/rest/v1/:table` over plain HTTP: select with aliases,
+ * casts and embedding both ways, every filter operator, logic trees, order,
+ * paging and counts, single-object and CSV answers, the OpenAPI root.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call, scenarios } from '../../deploy/test/http';
+import { blogSchema, restProject, type RestProject } from './rest-fixtures';
+
+let p: RestProject;
+const get = (path: string, headers: Record<string, string> = {}) => call('GET', `/rest/v1/${path}`, { headers: { ...p.anon, ...headers } });
+const ids = (rows: Array<{ id: number }>) => rows.map((r) => r.id);
+
+beforeAll(async () => {
+  p = await restProject('rest read');
+  await blogSchema(p);
+});
+
+describe('select', () => {
+  it('answers every row with every column as a JSON array built by PostgreSQL, with Server-Timing', async () => {
+    const answer = await get('posts?order=id');
+    expect(answer.status, answer.text).toBe(200);
+    expect(ids(answer.body)).toEqual([1, 2, 3, 4]);
+    expect(answer.body[0]).toEqual({ id: 1, title: 'Hello world', author_id: 1, published: true, score: 10, tags: ['intro', 'hello'], meta: { lang: 'en' } });
+    expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(answer.headers.get('content-range')).toBe('0-3/*');
+    expect(answer.headers.get('server-timing')).toMatch(/parse;dur=[\d.]+.*plan;dur=.*sql;dur=.*execute;dur=.*respond;dur=/);
+  });
+
+  it('serves the /api/rest/v1 alias and the apikey as a query parameter', async () => {
+    const answer = await call('GET', `/api/rest/v1/authors?select=name&order=id&apikey=${encodeURIComponent(p.project.anonKey)}`);
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toEqual([{ name: 'Ada' }, { name: 'Bob' }, { name: 'Cy' }]);
+  });
+
+  it('renames with alias:column and casts with ::type', async () => {
+    const answer = await get('posts?select=key:id,headline:title,score::text&id=eq.1');
+    expect(answer.body).toEqual([{ key: 1, headline: 'Hello world', score: '10' }]);
+  });
+
+  it('embeds many-to-one as an object and one-to-many as an array', async () => {
+    const answer = await get('posts?select=id,author:authors(name),comments(id,body)&order=id&limit=2');
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toEqual([
+      { id: 1, author: { name: 'Ada' }, comments: [{ id: 1, body: 'first!' }, { id: 2, body: 'nice' }] },
+      { id: 2, author: { name: 'Ada' }, comments: [] },
+    ]);
+    const reverse = await get('authors?select=name,posts(title,comments(body))&id=eq.2');
+    expect(reverse.body).toEqual([{ name: 'Bob', posts: [{ title: 'Bob writes', comments: [{ body: 'ok' }] }] }]);
+    const orphan = await get('posts?select=id,authors(*)&id=eq.4');
+    expect(orphan.body).toEqual([{ id: 4, authors: null }]);
+  });
+
+  it('filters, orders and limits inside an embedding, and !inner keeps only parents with a match', async () => {
+    const answer = await get('authors?select=name,posts(id,title)&posts.published=is.true&posts.order=id.desc&posts.limit=1&order=id');
+    expect(answer.body).toEqual([{ name: 'Ada', posts: [{ id: 1, title: 'Hello world' }] }, { name: 'Bob', posts: [{ id: 3, title: 'Bob writes' }] }, { name: 'Cy', posts: [] }]);
+    const inner = await get('authors?select=name,posts!inner(id)&posts.score=gte.10');
+    expect(inner.body).toEqual([{ name: 'Ada', posts: [{ id: 1 }] }]);
+  });
+
+  it('names the foreign key with !hint', async () => {
+    const answer = await get('posts?select=id,writer:authors!posts_author_id_fkey(name)&id=eq.3');
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toEqual([{ id: 3, writer: { name: 'Bob' } }]);
+  });
+});
+
+describe('filters', () => {
+  const cases: Array<[string, number[]]> = [
+    ['id=eq.2', [2]],
+    ['id=neq.2', [1, 3, 4]],
+    ['score=gt.5', [1, 4]],
+    ['score=gte.5', [1, 3, 4]],
+    ['score=lt.7', [3]],
+    ['score=lte.7', [3, 4]],
+    ['title=like.*post*', [2]],
+    ['title=ilike.hello*', [1]],
+    ['title=match.^B', [3]],
+    ['title=imatch.^b', [3]],
+    ['score=is.null', [2]],
+    ['score=not.is.null', [1, 3, 4]],
+    ['published=is.true', [1, 3, 4]],
+    ['published=is.false', [2]],
+    ['id=in.(1,3,99)', [1, 3]],
+    ['title=in.("Orphan, with comma","Bob writes")', [3, 4]],
+    ['id=not.in.(1,2)', [3, 4]],
+    ['tags=cs.{hello}', [1, 3]],
+    ['tags=cd.{hello,intro,misc}', [1, 2, 3, 4]],
+    ['tags=ov.{misc,intro}', [1, 2]],
+    ['meta=cs.{"lang":"fr"}', [3]],
+    ['title=fts.world', [1]],
+    ['title=plfts(english).bob writes', [3]],
+    ['score=isdistinct.10', [2, 3, 4]],
+    ['or=(id.eq.1,score.lt.6)', [1, 3]],
+    ['or=(id.eq.4,and(published.is.true,score.gte.10))', [1, 4]],
+    ['not.or=(id.eq.1,id.eq.2)', [3, 4]],
+    ['and=(published.is.true,or(score.lt.6,score.gt.9))', [1, 3]],
+    ['id=gt.1&score=not.is.null', [3, 4]],
+  ];
+  for (const [query, expected] of cases) {
+    it(`?${query}`, async () => {
+      const answer = await get(`posts?select=id&order=id&${query.replace(/ /g, '%20').replace(/"/g, '%22')}`);
+      expect(answer.status, answer.text).toBe(200);
+      expect(ids(answer.body)).toEqual(expected);
+    });
+  }
+});
+
+describe('order, paging, counts', () => {
+  it('orders by several columns with nulls placement', async () => {
+    expect(ids((await get('posts?select=id&order=score.desc.nullslast')).body)).toEqual([1, 4, 3, 2]);
+    expect(ids((await get('posts?select=id&order=score.asc.nullsfirst')).body)).toEqual([2, 3, 4, 1]);
+    expect(ids((await get('posts?select=id&order=published.desc,author_id.asc.nullsfirst,id.desc')).body)).toEqual([4, 1, 3, 2]);
+  });
+
+  it('pages with limit/offset and with Range, and counts with Content-Range', async () => {
+    const page = await get('posts?select=id&order=id&limit=2&offset=1');
+    expect(ids(page.body)).toEqual([2, 3]);
+    expect(page.headers.get('content-range')).toBe('1-2/*');
+    const counted = await get('posts?select=id&order=id&limit=2', { prefer: 'count=exact' });
+    expect(counted.status).toBe(206);
+    expect(counted.headers.get('content-range')).toBe('0-1/4');
+    const ranged = await get('posts?select=id&order=id', { range: '2-3', 'range-unit': 'items', prefer: 'count=exact' });
+    expect(ids(ranged.body)).toEqual([3, 4]);
+    expect(ranged.headers.get('content-range')).toBe('2-3/4');
+    const all = await get('posts?select=id&published=is.true', { prefer: 'count=planned' });
+    expect(all.status).toBe(200);
+    expect(all.headers.get('content-range')).toBe('0-2/3');
+    const none = await get('posts?id=eq.999', { prefer: 'count=exact' });
+    expect(none.body).toEqual([]);
+    expect(none.headers.get('content-range')).toBe('*/0');
+  });
+
+  it('answers HEAD with the headers alone', async () => {
+    const answer = await call('HEAD', '/rest/v1/posts', { headers: { ...p.anon, prefer: 'count=exact' } });
+    expect(answer.status).toBe(200);
+    expect(answer.text).toBe('');
+    expect(answer.headers.get('content-range')).toBe('0-3/4');
+  });
+});
+
+describe('media types', () => {
+  it('answers one object for application/vnd.pgrst.object+json, else 406', async () => {
+    const one = await get('posts?select=id,title&id=eq.1', { accept: 'application/vnd.pgrst.object+json' });
+    expect(one.status, one.text).toBe(200);
+    expect(one.body).toEqual({ id: 1, title: 'Hello world' });
+    const many = await get('posts?select=id', { accept: 'application/vnd.pgrst.object+json' });
+    expect(many.status).toBe(406);
+    expect(many.body.code).toBe('not_single_object');
+    const none = await get('posts?id=eq.999', { accept: 'application/vnd.pgrst.object+json' });
+    expect(none.status).toBe(406);
+  });
+
+  it('answers CSV for text/csv', async () => {
+    const answer = await get('posts?select=id,title,score&order=id', { accept: 'text/csv' });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(answer.text).toBe('"id","title","score"\n"1","Hello world","10"\n"2","Second post",\n"3","Bob writes","5"\n"4","Orphan, with comma","7"');
+  });
+
+  it('refuses a media type it cannot produce with 406', async () => {
+    expect((await get('posts', { accept: 'application/xml' })).status).toBe(406);
+  });
+});
+
+describe('the OpenAPI root', () => {
+  it('lists tables, their columns and the functions', async () => {
+    const answer = await call('GET', '/rest/v1/', { headers: p.anon });
+    expect(answer.status).toBe(200);
+    expect(Object.keys(answer.body.paths)).toEqual(expect.arrayContaining(['/authors', '/posts', '/comments', '/rpc/add_numbers']));
+    expect(answer.body.components.schemas.posts.properties.title).toMatchObject({ type: 'string', format: 'text' });
+    expect(answer.body.components.schemas.posts.required).toEqual(['title']);
+  });
+});
+
+describe('refusals', () => {
+  scenarios([
+    { name: 'an unknown table is 404', method: 'GET', url: '/rest/v1/nope', headers: () => p.anon, expectedStatus: 404, expectedContent: ['42P01'] },
+    { name: 'an unknown column in select is 400', method: 'GET', url: '/rest/v1/posts?select=nope', headers: () => p.anon, expectedStatus: 400, expectedContent: ['unknown_column'] },
+    { name: 'an unknown filter column is 400', method: 'GET', url: '/rest/v1/posts?nope=eq.1', headers: () => p.anon, expectedStatus: 400, expectedContent: ['unknown_column'] },
+    { name: 'an unknown order column is 400', method: 'GET', url: '/rest/v1/posts?order=nope.desc', headers: () => p.anon, expectedStatus: 400, expectedContent: ['unknown_column'] },
+    { name: 'an unknown operator is 400', method: 'GET', url: '/rest/v1/posts?id=foo.1', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter'] },
+    { name: 'a filter without operator is 400', method: 'GET', url: '/rest/v1/posts?id=1', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter'] },
+    { name: 'an unrelated embedding is 400', method: 'GET', url: '/rest/v1/authors?select=comments(*)', headers: () => p.anon, expectedStatus: 400, expectedContent: ['unknown_relation'] },
+    { name: 'a bad value for the column type is 400 22P02', method: 'GET', url: '/rest/v1/posts?id=eq.abc', headers: () => p.anon, expectedStatus: 400, expectedContent: ['22P02'], notExpectedContent: ['_t0', 'select'] },
+    { name: 'a bad limit is 400', method: 'GET', url: '/rest/v1/posts?limit=-1', headers: () => p.anon, expectedStatus: 400 },
+    { name: 'unbalanced logic is 400', method: 'GET', url: '/rest/v1/posts?or=(id.eq.1', headers: () => p.anon, expectedStatus: 400 },
+    { name: 'no key is 401', method: 'GET', url: '/rest/v1/posts', expectedStatus: 401, expectedContent: ['missing_api_key'] },
+  ]);
+});
