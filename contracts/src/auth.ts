@@ -66,3 +66,119 @@ export const EmailOnlyBody = Type.Object({ email: Email }, { additionalPropertie
 export const ResendBody = Type.Object({ email: Email, type: Type.Union([Type.Literal('signup'), Type.Literal('email_change')]) }, { additionalProperties: false });
 export const VerifyCodeBody = Type.Object({ otp: Otp, email: Type.Optional(Email) }, { additionalProperties: false });
 export const ResetPasswordBody = Type.Object({ otp: Otp, newPassword: Password, email: Type.Optional(Email) }, { additionalProperties: false });
+
+const HttpUrl = Type.String({ maxLength: 2048, pattern: '^https?://[^\\s]+$' });
+
+/** A project's SMTP server as events carry it: the URL (it holds credentials) sealed. */
+export interface StoredSmtp {
+  urlCipher: string;
+  from: string;
+}
+
+/**
+ * A project's auth settings (API.md → Project auth settings) as events and
+ * caches hold them; `smtp` is null when mail goes through the platform's server.
+ */
+export interface StoredAuthSettings {
+  requireEmailVerification: boolean;
+  allowSignups: boolean;
+  /** Seconds. */
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  otpTtl: number;
+  passwordMinLength: number;
+  siteUrl: string | null;
+  redirectUrls: string[];
+  requireReauthForPasswordChange: boolean;
+  smtp: StoredSmtp | null;
+}
+
+/** Settings as the operator API shows them: the SMTP URL with its password masked. */
+export type AuthSettings = Omit<StoredAuthSettings, 'smtp'> & { smtp: { url: string; from: string } | null };
+
+export const DEFAULT_AUTH_SETTINGS: StoredAuthSettings = {
+  requireEmailVerification: false,
+  allowSignups: true,
+  accessTokenTtl: 3600,
+  refreshTokenTtl: 2_592_000,
+  otpTtl: 600,
+  passwordMinLength: 8,
+  siteUrl: null,
+  redirectUrls: [],
+  requireReauthForPasswordChange: false,
+  smtp: null,
+};
+
+/** `PATCH /api/projects/:id/auth/settings`: any subset; `smtp: null` goes back to the platform's server. */
+export const UpdateAuthSettingsBody = Type.Object(
+  {
+    requireEmailVerification: Type.Optional(Type.Boolean()),
+    allowSignups: Type.Optional(Type.Boolean()),
+    accessTokenTtl: Type.Optional(Type.Integer({ minimum: 60, maximum: 604_800 })),
+    refreshTokenTtl: Type.Optional(Type.Integer({ minimum: 3600, maximum: 31_536_000 })),
+    otpTtl: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400 })),
+    passwordMinLength: Type.Optional(Type.Integer({ minimum: 6, maximum: 128 })),
+    siteUrl: Type.Optional(Type.Union([HttpUrl, Type.Null()])),
+    redirectUrls: Type.Optional(Type.Array(HttpUrl, { maxItems: 100 })),
+    requireReauthForPasswordChange: Type.Optional(Type.Boolean()),
+    smtp: Type.Optional(
+      Type.Union([
+        Type.Object(
+          { url: Type.String({ maxLength: 2048, pattern: '^smtps?://[^\\s]+$' }), from: Type.String({ minLength: 3, maxLength: 320, pattern: '@' }) },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ]),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateAuthSettingsBody = Static<typeof UpdateAuthSettingsBody>;
+
+/** `PATCH /me`: the user's own profile, and a new password. */
+export const UpdateMeBody = Type.Object(
+  { firstName: Type.Optional(Name), lastName: Type.Optional(Name), username: Type.Optional(Name), password: Type.Optional(Password) },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateMeBody = Static<typeof UpdateMeBody>;
+
+export const ChangeEmailBody = Type.Object({ newEmail: Email }, { additionalProperties: false });
+export const OtpOnlyBody = Type.Object({ otp: Otp }, { additionalProperties: false });
+export const InviteBody = Type.Object({ email: Email, redirectTo: Type.Optional(Type.String({ maxLength: 2048 })) }, { additionalProperties: false });
+
+/** Operators' users API (`/api/projects/:id/auth/users`). */
+export const ListEndUsersQuery = Type.Object(
+  {
+    search: Type.Optional(Type.String({ maxLength: 320 })),
+    limit: Type.Optional(Type.String({ pattern: '^\\d{1,4}$' })),
+    offset: Type.Optional(Type.String({ pattern: '^\\d{1,9}$' })),
+  },
+  { additionalProperties: false },
+);
+export const CreateEndUserBody = Type.Object(
+  {
+    email: Email,
+    password: Type.Optional(Password),
+    emailVerified: Type.Optional(Type.Boolean()),
+    firstName: Type.Optional(Name),
+    lastName: Type.Optional(Name),
+    username: Type.Optional(Name),
+  },
+  { additionalProperties: false },
+);
+export type CreateEndUserBody = Static<typeof CreateEndUserBody>;
+export const UpdateEndUserBody = Type.Object(
+  {
+    email: Type.Optional(Email),
+    password: Type.Optional(Password),
+    emailVerified: Type.Optional(Type.Boolean()),
+    firstName: Type.Optional(Type.Union([Name, Type.Null()])),
+    lastName: Type.Optional(Type.Union([Name, Type.Null()])),
+    username: Type.Optional(Type.Union([Name, Type.Null()])),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateEndUserBody = Static<typeof UpdateEndUserBody>;
+
+/** argon2id cost of every password (platform accounts and end users): OWASP's minimum, 19 MiB, t=2, p=1. */
+export const PASSWORD_HASH_COST = { memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;

@@ -2,6 +2,7 @@
  * Project commands: what an operator asks for. Decided against the project's
  * state by the control plane's pure decider into events.
  */
+import type { StoredAuthSettings } from './auth';
 import type { ColumnChange, ColumnSpec, ForeignKeySpec, KeyKind, SigningKey, StoredKey, TableAccess } from './events';
 
 interface Command<T extends string, D> {
@@ -20,7 +21,10 @@ export type DeleteProject = Command<'DeleteProject', { projectId: string }>;
 export type RotateApiKey = Command<'RotateApiKey', { projectId: string; kind: KeyKind; key: StoredKey }>;
 export type PingProject = Command<'PingProject', { projectId: string }>;
 
-export type ProjectCommand = CreateProject | DeleteProject | RotateApiKey | PingProject;
+/** Auth settings: only what the operator sent, already validated (the SMTP URL sealed). */
+export type UpdateAuthSettings = Command<'UpdateAuthSettings', { projectId: string; changes: Partial<StoredAuthSettings> }>;
+
+export type ProjectCommand = CreateProject | DeleteProject | RotateApiKey | PingProject | UpdateAuthSettings;
 
 /** Schema commands: decided against the tenant's live catalog, applied by the project's workflow. */
 export type CreateTable = Command<'CreateTable', { projectId: string; name: string; columns: ColumnSpec[]; access: TableAccess }>;

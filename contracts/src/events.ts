@@ -4,6 +4,8 @@
  * when read (`upcastEvent`), never rewritten in the store.
  */
 
+import type { StoredAuthSettings } from './auth';
+
 export type KeyKind = 'anon' | 'service';
 
 /** A key as the event store keeps it: looked up by hash, shown to operators after decryption. */
@@ -54,6 +56,12 @@ export type SigningKeyIssued = Event<'SigningKeyIssued', { projectId: string; ke
 export type ProjectPinged = Event<'ProjectPinged', { projectId: string }>;
 export type ProjectPingApplied = Event<'ProjectPingApplied', { projectId: string; causationVersion: number }>;
 export type ProjectPingFailed = Event<'ProjectPingFailed', { projectId: string; causationVersion: number; reason: string }>;
+
+/**
+ * The project's auth settings changed: `changes` holds the new value of each
+ * setting that changed (folded over DEFAULT_AUTH_SETTINGS by every reader).
+ */
+export type AuthSettingsUpdated = Event<'AuthSettingsUpdated', { projectId: string; changes: Partial<StoredAuthSettings> }>;
 
 /** A column as a command declares it (API.md → Tables). */
 export interface ColumnSpec {
@@ -130,6 +138,7 @@ export type ProjectEvent =
   | ProjectPinged
   | ProjectPingApplied
   | ProjectPingFailed
+  | AuthSettingsUpdated
   | SchemaEvent;
 
 export type ProjectEventType = ProjectEvent['type'];
@@ -147,6 +156,7 @@ export const EVENT_SCHEMA_VERSIONS: Record<ProjectEventType, number> = {
   ProjectPinged: 1,
   ProjectPingApplied: 1,
   ProjectPingFailed: 1,
+  AuthSettingsUpdated: 1,
   TableCreated: 1,
   TableDropped: 1,
   ColumnAdded: 1,

@@ -25,6 +25,8 @@ import { RowsController } from './rows/rows.controller';
 import { SqlController } from './sql/sql.controller';
 import { sqlConsoleProvider } from './sql/sql-console';
 import { DevInboxController } from './dev-inbox/dev-inbox.controller';
+import { AuthSettingsController } from './auth-admin/auth-settings.controller';
+import { UsersController } from './auth-admin/users.controller';
 
 export const PG_POOL = Symbol('PG_POOL');
 export const CONFIG = Symbol('CONFIG');
@@ -53,7 +55,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [CqrsModule.forRoot()],
-      controllers: [HealthController, AccountsController, ProjectsController, TablesController, RowsController, SqlController, DevInboxController],
+      controllers: [HealthController, AccountsController, ProjectsController, TablesController, RowsController, SqlController, DevInboxController, AuthSettingsController, UsersController],
       providers: [
         { provide: CONFIG, useValue: deps.config },
         { provide: PG_POOL, useValue: deps.db },

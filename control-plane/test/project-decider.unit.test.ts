@@ -82,4 +82,15 @@ describe('project decider', () => {
     expect([created, failed].reduce(evolve, initialState()).status).toBe('failed');
     expect([created, provisioned, deletionRequested, deleted].reduce(evolve, initialState()).status).toBe('deleted');
   });
+
+  it('records only the auth settings that change, and folds them', () => {
+    const update = (changes: object): ProjectCommand => ({ type: 'UpdateAuthSettings', data: { projectId, changes } });
+    given(created, provisioned)
+      .when(update({ requireEmailVerification: true, allowSignups: true, otpTtl: 300 }))
+      .then([{ type: 'AuthSettingsUpdated', data: { projectId, changes: { requireEmailVerification: true, otpTtl: 300 } } }]);
+    const updated: ProjectEvent = { type: 'AuthSettingsUpdated', data: { projectId, changes: { otpTtl: 300 } } };
+    given(created, provisioned, updated).when(update({ otpTtl: 300 })).then([]);
+    expect([created, provisioned, updated].reduce(evolve, initialState()).authSettings).toMatchObject({ otpTtl: 300, accessTokenTtl: 3600 });
+    given().when(update({ otpTtl: 300 })).thenFails(404, 'not_found');
+  });
 });

@@ -2,11 +2,11 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, type SchemaCommand } from '@baseplane/contracts';
 import { decideSchema } from '../src/domain/schema';
-import type { ProjectState } from '../src/domain/project';
+import { initialState, type ProjectState } from '../src/domain/project';
 import type { TableInfo } from '../src/tenants/catalog';
 
 const projectId = 'p1';
-const active: ProjectState = { status: 'active', name: 'p', teamId: 't' };
+const active: ProjectState = { ...initialState(), status: 'active', name: 'p', teamId: 't' };
 const column = (name: string, extra: Partial<TableInfo['columns'][number]> = {}) => ({ name, type: 'text', nullable: true, default: null, unique: false, isPrimaryKey: false, isIdentity: false, ...extra });
 const todos: TableInfo = {
   name: 'todos', schema: 'public', columns: [column('id', { isPrimaryKey: true }), column('title')], primaryKey: ['id'],

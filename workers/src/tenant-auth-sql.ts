@@ -27,7 +27,9 @@ export function authSchemaSql(ownerRole: string): string[] {
        id uuid primary key default gen_random_uuid(),
        user_id uuid not null references auth.users on delete cascade,
        created_at timestamptz not null default now(),
-       revoked_at timestamptz
+       revoked_at timestamptz,
+       -- Last verified reauthentication (POST /reauth/verify): sensitive changes need a recent one.
+       reauthenticated_at timestamptz
      )`,
     'create index if not exists sessions_user on auth.sessions (user_id)',
     `create table if not exists auth.refresh_tokens (

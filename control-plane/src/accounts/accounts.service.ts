@@ -5,11 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import argon2 from 'argon2';
 import type { Pool } from 'pg';
-import { ApiError, notFound } from '@baseplane/contracts';
+import { ApiError, PASSWORD_HASH_COST, notFound } from '@baseplane/contracts';
 import type { PlatformTokenService, PlatformTokens } from './platform-tokens';
 
-/** OWASP's minimum for argon2id: 19 MiB, 2 iterations, 1 lane. */
-export const ARGON2_OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+/** argon2id at OWASP's minimum (contracts' PASSWORD_HASH_COST). */
+export const ARGON2_OPTIONS = { type: argon2.argon2id, ...PASSWORD_HASH_COST } as const;
 
 export interface AccountView {
   id: string;

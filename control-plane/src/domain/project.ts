@@ -5,21 +5,24 @@
  */
 import {
   ApiError,
+  DEFAULT_AUTH_SETTINGS,
   notFound,
   tenantDatabaseName,
   tenantOwnerRole,
   type ProjectCommand,
   type ProjectEvent,
   type ProjectStatus,
+  type StoredAuthSettings,
 } from '@baseplane/contracts';
 
 export interface ProjectState {
   status: ProjectStatus | 'none';
   name: string | null;
   teamId: string | null;
+  authSettings: StoredAuthSettings;
 }
 
-export const initialState = (): ProjectState => ({ status: 'none', name: null, teamId: null });
+export const initialState = (): ProjectState => ({ status: 'none', name: null, teamId: null, authSettings: DEFAULT_AUTH_SETTINGS });
 
 /** Events a command produces (type and data; the handler adds metadata). */
 export type Decision = ProjectEvent[];
@@ -49,13 +52,21 @@ export function decide(command: ProjectCommand, state: ProjectState): Decision {
       requireLive(state);
       if (state.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${state.status}`);
       return [{ type: 'ProjectPinged', data: { projectId: command.data.projectId } }];
+    case 'UpdateAuthSettings': {
+      requireLive(state);
+      // Only what differs is recorded; sending the current values again records nothing.
+      const changes = Object.fromEntries(
+        Object.entries(command.data.changes).filter(([name, value]) => JSON.stringify(state.authSettings[name as keyof StoredAuthSettings]) !== JSON.stringify(value)),
+      ) as Partial<StoredAuthSettings>;
+      return Object.keys(changes).length === 0 ? [] : [{ type: 'AuthSettingsUpdated', data: { projectId: command.data.projectId, changes } }];
+    }
   }
 }
 
 export function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
   switch (event.type) {
     case 'ProjectCreated':
-      return { status: 'provisioning', name: event.data.name, teamId: event.data.teamId };
+      return { ...state, status: 'provisioning', name: event.data.name, teamId: event.data.teamId };
     case 'ProjectProvisioned':
       return state.status === 'provisioning' ? { ...state, status: 'active' } : state;
     case 'ProjectProvisioningFailed':
@@ -66,6 +77,8 @@ export function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
       return { ...state, status: 'deleted' };
     case 'ProjectDeletionFailed':
       return { ...state, status: 'failed' };
+    case 'AuthSettingsUpdated':
+      return { ...state, authSettings: { ...state.authSettings, ...event.data.changes } };
     case 'ApiKeyRotated':
     case 'SigningKeyIssued':
     case 'ProjectPinged':

@@ -20,6 +20,7 @@ const COMMAND_OF: Partial<Record<ProjectEvent['type'], string>> = {
   ForeignKeyAdded: 'AddForeignKey',
   ForeignKeyDropped: 'DropForeignKey',
   SqlDdlRecorded: 'ExecuteSql',
+  AuthSettingsUpdated: 'UpdateAuthSettings',
 };
 
 export async function projectProjectEvent(event: RecordedEvent<ProjectEvent>, tx: PoolClient): Promise<void> {
@@ -64,6 +65,12 @@ export async function projectProjectEvent(event: RecordedEvent<ProjectEvent>, tx
       );
       break;
     }
+    case 'AuthSettingsUpdated':
+      await tx.query(
+        'update projects set auth_settings = auth_settings || $2::jsonb, version = $3, updated_at = $4 where id = $1',
+        [projectId, JSON.stringify(event.data.changes), event.version, at],
+      );
+      break;
     case 'ProjectPinged':
     case 'SigningKeyIssued':
       break;

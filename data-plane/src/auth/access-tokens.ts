@@ -8,8 +8,6 @@ import { SignJWT, importJWK, jwtVerify, errors as joseErrors, type CryptoKey, ty
 import { ApiError, SecretBox, type AccessTokenClaims, type SigningKey } from '@baseplane/contracts';
 import type { DirectoryEntry } from '../directory/project-directory';
 
-export const ACCESS_TOKEN_TTL_SECONDS = 3600;
-
 export class AccessTokens {
   private readonly box: SecretBox;
   private readonly imported = new Map<string, Promise<CryptoKey>>();
@@ -22,6 +20,7 @@ export class AccessTokens {
     return `${this.publicUrl}/rest/v1/auth`;
   }
 
+  /** A token for a session of `project`, living its `accessTokenTtl`. */
   async sign(project: DirectoryEntry, claims: Pick<AccessTokenClaims, 'sub' | 'email' | 'email_verified' | 'session_id'>): Promise<string> {
     const key = project.signingKeys[project.signingKeys.length - 1];
     if (!key) throw new ApiError(503, 'project_unavailable', 'the project has no signing key yet');
@@ -31,7 +30,7 @@ export class AccessTokens {
       .setAudience('authenticated')
       .setIssuer(this.issuer())
       .setIssuedAt()
-      .setExpirationTime(`${ACCESS_TOKEN_TTL_SECONDS}s`)
+      .setExpirationTime(`${project.authSettings.accessTokenTtl}s`)
       .sign(await this.key(key, 'private'));
   }
 

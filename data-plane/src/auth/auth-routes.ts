@@ -1,10 +1,10 @@
 /**
  * `/rest/v1/auth/*`, the project-user directory: sign-up, sign-in, refresh,
  * me and logout. Each handler: resolve the project from the apikey, validate,
- * act in one transaction on the tenant's `auth` schema, answer.
+ * act in one transaction on the tenant's `auth` schema, answer. The project's
+ * auth settings (from the directory) decide sign-ups, verification and lifetimes.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { decodeJwt } from 'jose';
 import {
   ApiError,
   EMAIL_PATTERN,
@@ -13,27 +13,16 @@ import {
   EndUserSigninBody,
   EndUserSignupBody,
   validate,
-  type AccessTokenClaims,
   type EndUserSession,
 } from '@baseplane/contracts';
-import type { DirectoryEntry, ProjectDirectory } from '../directory/project-directory';
-import { apiKeyOf, resolveProject } from '../http/resolve-project';
-import type { OwnerPools } from '../tenants/owner-pools';
-import { ACCESS_TOKEN_TTL_SECONDS, type AccessTokens } from './access-tokens';
+import * as store from '@baseplane/contracts/user-directory';
+import type { SqlClient } from '@baseplane/contracts/user-directory';
+import type { DirectoryEntry } from '../directory/project-directory';
+import { resolveProject } from '../http/resolve-project';
+import { issueLimits, limit, mailCode } from './code-flow';
+import type { AuthDependencies } from './dependencies';
 import { hashPassword, verifyPassword } from './passwords';
-import * as store from './user-store';
-import type { CodeBook } from './codes';
-import type { Mailer } from '../mail/mailer';
-
-export interface AuthDependencies {
-  directory: ProjectDirectory;
-  tenants: OwnerPools;
-  tokens: AccessTokens;
-  codes: CodeBook;
-  mailer: Mailer;
-}
-
-export const MIN_PASSWORD_LENGTH = 8;
+import { authenticate } from './session-guard';
 
 export function bindAuthRoutes(app: FastifyInstance, deps: AuthDependencies): void {
   app.post('/auth/signup', (request, reply) => signup(deps, request).then((session) => reply.status(201).send(session)));
@@ -43,21 +32,46 @@ export function bindAuthRoutes(app: FastifyInstance, deps: AuthDependencies): vo
   app.post('/auth/logout', (request, reply) => logout(deps, request).then(() => reply.status(204).send()));
 }
 
+/** A new session of `userId` and its first refresh token, living as long as the project says. */
+export async function openSession(tx: SqlClient, project: DirectoryEntry, userId: string): Promise<{ sessionId: string; refreshToken: string }> {
+  const sessionId = await store.startSession(tx, userId);
+  return { sessionId, refreshToken: await store.issueRefreshToken(tx, sessionId, userId, project.authSettings.refreshTokenTtl) };
+}
+
 export async function newSession(deps: AuthDependencies, project: DirectoryEntry, user: store.StoredUser, sessionId: string, refreshToken: string): Promise<EndUserSession> {
   const accessToken = await deps.tokens.sign(project, { sub: user.id, email: user.email, email_verified: user.emailVerified, session_id: sessionId });
-  return { accessToken, refreshToken, expiresIn: ACCESS_TOKEN_TTL_SECONDS, tokenType: 'bearer', user: store.publicUser(user) };
+  return { accessToken, refreshToken, expiresIn: project.authSettings.accessTokenTtl, tokenType: 'bearer', user: store.publicUser(user) };
 }
+
+/** A new password must be as long as the project asks (its `passwordMinLength`). */
+export function checkPassword(project: DirectoryEntry, password: string): void {
+  const min = project.authSettings.passwordMinLength;
+  if (password.length < min) throw new ApiError(400, 'weak_password', `password must have at least ${min} characters`);
+}
+
+export function checkEmail(email: string): void {
+  if (!EMAIL_PATTERN.test(email)) throw new ApiError(400, 'invalid_email', 'invalid email address');
+}
+
+const notVerified = () => new ApiError(403, 'email_not_verified', 'confirm your email address first', null, 'enter the code sent at sign-up through POST /auth/verify-email');
 
 async function signup(deps: AuthDependencies, request: FastifyRequest): Promise<EndUserSession> {
   const { project } = resolveProject(deps.directory, request);
   const body = validate(EndUserSignupBody, request.body);
-  if (!EMAIL_PATTERN.test(body.email)) throw new ApiError(400, 'invalid_email', 'invalid email address');
-  if (body.password.length < MIN_PASSWORD_LENGTH) throw new ApiError(400, 'weak_password', `password must have at least ${MIN_PASSWORD_LENGTH} characters`);
+  const settings = project.authSettings;
+  if (!settings.allowSignups) throw new ApiError(403, 'signups_disabled', 'this project does not take sign-ups');
+  checkEmail(body.email);
+  checkPassword(project, body.password);
+  if (settings.requireEmailVerification) await limit(deps, project, issueLimits(request, 'signup', body.email));
   const passwordHash = await hashPassword(body.password);
+  const { password: _, ...profile } = body;
   const { user, sessionId, refreshToken } = await deps.tenants.transaction(project.projectId, async (tx) => {
-    const user = await store.createUser(tx, { ...body, passwordHash });
-    const sessionId = await store.startSession(tx, user.id);
-    return { user, sessionId, refreshToken: await store.issueRefreshToken(tx, sessionId, user.id) };
+    const user = await store.createUser(tx, { ...profile, passwordHash, signingIn: true });
+    // The code goes out before the user is committed: a mail server that refuses undoes the sign-up.
+    if (settings.requireEmailVerification) {
+      await mailCode(deps, project, 'signup', user.email, await deps.codes.issue(tx, project.projectId, 'signup', user.email, user.id, settings.otpTtl));
+    }
+    return { user, ...(await openSession(tx, project, user.id)) };
   });
   return newSession(deps, project, user, sessionId, refreshToken);
 }
@@ -68,10 +82,10 @@ async function signin(deps: AuthDependencies, request: FastifyRequest): Promise<
   const found = await deps.tenants.transaction(project.projectId, (tx) => store.findUserByEmail(tx, body.email));
   // Same answer, same work, for an unknown email and a wrong password.
   if (!(await verifyPassword(found?.passwordHash, body.password)) || !found) throw new ApiError(400, 'invalid_credentials', 'invalid email or password');
+  if (project.authSettings.requireEmailVerification && !found.emailVerified) throw notVerified();
   const { sessionId, refreshToken } = await deps.tenants.transaction(project.projectId, async (tx) => {
     await store.touchSignIn(tx, found.id);
-    const sessionId = await store.startSession(tx, found.id);
-    return { sessionId, refreshToken: await store.issueRefreshToken(tx, sessionId, found.id) };
+    return openSession(tx, project, found.id);
   });
   return newSession(deps, project, found, sessionId, refreshToken);
 }
@@ -84,43 +98,16 @@ async function refresh(deps: AuthDependencies, request: FastifyRequest): Promise
     if (spent.kind !== 'spent') return spent;
     const user = await store.findUser(tx, spent.userId);
     if (!user) return { kind: 'invalid' as const };
-    return { kind: 'renewed' as const, user, sessionId: spent.sessionId, refreshToken: await store.issueRefreshToken(tx, spent.sessionId, spent.userId) };
+    // Thrown inside the transaction: the token is not spent by a refusal.
+    if (project.authSettings.requireEmailVerification && !user.emailVerified) throw notVerified();
+    const next = await store.issueRefreshToken(tx, spent.sessionId, spent.userId, project.authSettings.refreshTokenTtl);
+    return { kind: 'renewed' as const, user, sessionId: spent.sessionId, refreshToken: next };
   });
   // Refused only after commit: a reuse has revoked the session for good.
   if (outcome.kind === 'reused') throw new ApiError(401, 'refresh_token_reused', 'refresh token was already used; the session is revoked');
   if (outcome.kind === 'invalid') throw new ApiError(401, 'refresh_token_invalid', 'refresh token is invalid or expired');
   const { user: _, ...session } = await newSession(deps, project, outcome.user, outcome.sessionId, outcome.refreshToken);
   return session;
-}
-
-/**
- * The caller's verified token, whose session must still be live. The project
- * comes from the apikey when one is sent (the token must then be of that
- * project), else from the token's `ref` claim — `GET /me` takes the token alone.
- */
-async function authenticate(deps: AuthDependencies, request: FastifyRequest): Promise<{ project: DirectoryEntry; claims: AccessTokenClaims }> {
-  const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-  if (!match) throw new ApiError(401, 'no_session', 'Authorization: Bearer <access token> is required');
-  const token = match[1]!;
-  const project = apiKeyOf(request) ? resolveProject(deps.directory, request).project : projectOfToken(deps.directory, token);
-  const claims = await deps.tokens.verify(project, token);
-  const live = await deps.tenants.transaction(project.projectId, (tx) => store.sessionIsLive(tx, claims.session_id));
-  if (!live) throw new ApiError(401, 'invalid_token', 'the session of this token has ended');
-  return { project, claims };
-}
-
-/** The project a token names, before its signature is checked (verify() checks it against that project's keys). */
-function projectOfToken(directory: ProjectDirectory, token: string): DirectoryEntry {
-  let ref: unknown;
-  try {
-    ref = decodeJwt(token).ref;
-  } catch {
-    throw new ApiError(401, 'invalid_token', 'invalid access token');
-  }
-  const project = typeof ref === 'string' ? directory.project(ref) : undefined;
-  if (!project || project.status === 'deleted') throw new ApiError(401, 'invalid_token', 'invalid access token');
-  if (project.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${project.status}`);
-  return project;
 }
 
 async function me(deps: AuthDependencies, request: FastifyRequest) {

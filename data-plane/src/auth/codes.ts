@@ -1,16 +1,19 @@
 /**
  * One-time codes of the auth flows: 6 digits, stored as a keyed hash (a
- * leaked table does not give the codes away), valid `ttl`, single use, burned
- * after 5 wrong tries, unique among the live codes of one purpose. Issuing a
- * new code for an address retires its older ones. A code is never logged.
+ * leaked table does not give the codes away), valid for the project's
+ * `otpTtl`, single use, burned after 5 wrong tries, unique among the live
+ * codes of one purpose. Issuing a new code for an address retires its older
+ * ones. A code is never logged.
  */
 import { createHmac, randomInt } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { ApiError, deriveSecret } from '@baseplane/contracts';
 import type { CodePurpose } from '../mail/templates';
 
-export const CODE_TTL_SECONDS = 600;
 export const MAX_WRONG_TRIES = 5;
+
+/** Whose code is being redeemed: the address it went to, the signed-in user it is for, or any live one. */
+export type CodeOwner = { email: string } | { userId: string } | undefined;
 
 export interface RedeemedCode {
   email: string;
@@ -25,11 +28,12 @@ export class CodeBook {
   }
 
   /** Issues a fresh code for `email`; the previous live ones of that purpose and address stop working. */
-  async issue(tx: PoolClient, projectId: string, purpose: CodePurpose, email: string, userId: string | null): Promise<string> {
+  async issue(tx: PoolClient, projectId: string, purpose: CodePurpose, email: string, userId: string | null, ttlSeconds: number): Promise<string> {
     await tx.query(
       `update auth.one_time_codes set used_at = now()
-       where used_at is null and purpose = $1 and (lower(email) = lower($2) or expires_at <= now())`,
-      [purpose, email],
+       where used_at is null and purpose = $1
+         and (lower(email) = lower($2) or user_id = $3 or expires_at <= now())`,
+      [purpose, email, userId],
     );
     for (let attempt = 0; attempt < 10; attempt++) {
       const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
@@ -38,7 +42,7 @@ export class CodeBook {
         await tx.query(
           `insert into auth.one_time_codes (purpose, email, user_id, code_hash, expires_at)
            values ($1, $2, $3, $4, now() + make_interval(secs => $5))`,
-          [purpose, email, userId, this.hash(projectId, code), CODE_TTL_SECONDS],
+          [purpose, email, userId, this.hash(projectId, code), ttlSeconds],
         );
         await tx.query('release savepoint issue_code');
         return code;
@@ -52,18 +56,20 @@ export class CodeBook {
   }
 
   /**
-   * Spends a code. With `email`, a wrong code counts against that address's
-   * live code (burned at the fifth); without, the code is looked up among the
-   * purpose's live codes. Answers what the code was for, or a refusal that the
-   * caller raises after commit (so tries and burns are kept).
+   * Spends a code of one of `purposes`. With an owner (an address, or the
+   * signed-in user), a wrong code counts against that owner's live code
+   * (burned at the fifth); without, the code is looked up among the live
+   * codes of those purposes. Answers what the code was for, or a refusal that
+   * the caller raises after commit (so tries and burns are kept).
    */
-  async redeem(tx: PoolClient, projectId: string, purpose: CodePurpose, otp: string, email?: string): Promise<RedeemedCode | ApiError> {
+  async redeem(tx: PoolClient, projectId: string, purposes: CodePurpose[], otp: string, owner: CodeOwner): Promise<RedeemedCode | ApiError> {
     const hash = this.hash(projectId, otp);
+    const [match, value] = owner === undefined ? ['code_hash = $2', hash] : 'email' in owner ? ['lower(email) = lower($2)', owner.email] : ['user_id = $2::uuid', owner.userId];
     const { rows } = await tx.query<{ id: string; email: string; user_id: string | null; code_hash: string; expired: boolean; attempts: number }>(
       `select id, email, user_id, code_hash, expires_at <= now() as expired, attempts from auth.one_time_codes
-       where used_at is null and purpose = $1 and ${email === undefined ? 'code_hash = $2' : 'lower(email) = lower($2)'}
+       where used_at is null and purpose = any($1::text[]) and ${match}
        order by created_at desc limit 1 for update`,
-      [purpose, email ?? hash],
+      [purposes, value],
     );
     const code = rows[0];
     if (!code) return new ApiError(422, 'otp_invalid', 'the code is invalid or has been used');
@@ -79,5 +85,15 @@ export class CodeBook {
     }
     await tx.query('update auth.one_time_codes set used_at = now() where id = $1', [code.id]);
     return { email: code.email, userId: code.user_id };
+  }
+
+  /** The user a code of `purpose` was last issued to at `email` (a pending email change), if any. */
+  async pendingFor(tx: PoolClient, purpose: CodePurpose, email: string): Promise<string | null> {
+    const { rows } = await tx.query<{ user_id: string }>(
+      `select user_id from auth.one_time_codes where purpose = $1 and lower(email) = lower($2) and user_id is not null
+       order by created_at desc limit 1`,
+      [purpose, email],
+    );
+    return rows[0]?.user_id ?? null;
   }
 }

@@ -1,10 +1,11 @@
 /**
- * End-user passwords: argon2id at OWASP's minimum (19 MiB, t=2, p=1), and a
- * verification that costs the same whether or not the user exists.
+ * End-user passwords: argon2id at contracts' PASSWORD_HASH_COST (OWASP's
+ * minimum), and a verification that costs the same whether or not the user exists.
  */
 import argon2 from 'argon2';
+import { PASSWORD_HASH_COST } from '@baseplane/contracts';
 
-const OPTIONS = { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+const OPTIONS = { type: argon2.argon2id, ...PASSWORD_HASH_COST } as const;
 let dummyHash: Promise<string> | undefined;
 
 export const hashPassword = (password: string) => argon2.hash(password, OPTIONS);

@@ -6,7 +6,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import type { Logger } from 'pino';
-import type { KeyKind, ProjectEvent, ProjectStatus, SigningKey } from '@baseplane/contracts';
+import { DEFAULT_AUTH_SETTINGS, type KeyKind, type ProjectEvent, type ProjectStatus, type SigningKey, type StoredAuthSettings } from '@baseplane/contracts';
 
 export interface DirectoryEntry {
   projectId: string;
@@ -16,6 +16,8 @@ export interface DirectoryEntry {
   keyHashes: Record<KeyKind, string>;
   /** Token-signing keys, newest last; the newest signs, all verify. */
   signingKeys: SigningKey[];
+  /** The project's auth settings, folded from its AuthSettingsUpdated events. */
+  authSettings: StoredAuthSettings;
 }
 
 export interface KeyMatch {
@@ -136,6 +138,7 @@ export class ProjectDirectory {
           databaseName: d.databaseName,
           keyHashes: { anon: d.keys.anon.hash, service: d.keys.service.hash },
           signingKeys: [],
+          authSettings: DEFAULT_AUTH_SETTINGS,
         };
         this.projects.set(d.projectId, entry);
         this.byKeyHash.set(d.keys.anon.hash, { project: entry, kind: 'anon' });
@@ -153,6 +156,12 @@ export class ProjectDirectory {
       case 'SigningKeyIssued':
         this.projects.get(event.data.projectId)?.signingKeys.push(event.data.key);
         break;
+      case 'AuthSettingsUpdated': {
+        const project = this.projects.get(event.data.projectId);
+        // A new object, never a change in place: a request holding the old settings keeps a consistent view.
+        if (project) project.authSettings = { ...project.authSettings, ...event.data.changes };
+        break;
+      }
       case 'ProjectProvisioned':
         setStatus('active');
         break;

@@ -53,6 +53,8 @@ export interface CodeEmailInput {
   projectName: string;
   code: string;
   ttlMinutes: number;
+  /** Where the app continues (an invitation's redirect), shown after the code. */
+  continueAt?: string | undefined;
 }
 
 /** Subject, plain-text and HTML bodies of the email carrying `code` for `purpose`. */
@@ -70,6 +72,7 @@ export function codeEmail(purpose: CodePurpose, input: CodeEmailInput): { subjec
     `    ${input.code}`,
     '',
     validity,
+    ...(input.continueAt ? [`Then continue at ${input.continueAt}`] : []),
     fill(wording.ignore, project),
     '',
   ].join('\n');
@@ -82,7 +85,7 @@ export function codeEmail(purpose: CodePurpose, input: CodeEmailInput): { subjec
 <p>${fill(escapeHtml(wording.lead), `<strong>${name}</strong>`)}</p>
 <p style="font-size: 28px; font-weight: bold; letter-spacing: 6px; font-family: monospace">${code}</p>
 <p>${escapeHtml(validity)}</p>
-<p style="color: #59636e">${fill(escapeHtml(wording.ignore), name)}</p>
+${input.continueAt ? `<p>Then continue at <a href="${escapeHtml(input.continueAt)}">${escapeHtml(input.continueAt)}</a></p>\n` : ''}<p style="color: #59636e">${fill(escapeHtml(wording.ignore), name)}</p>
 </body>
 </html>
 `;

@@ -1,0 +1,85 @@
+/**
+ * `/api/projects/:id/auth/users`: the operators' view of a project's end
+ * users — list with search and paging, add, update, delete. Users are data in
+ * the tenant's `auth` schema, not events; the same SQL as the data plane's
+ * auth API (contracts/user-directory), run as the project's owner role.
+ */
+import { Body, Controller, Delete, Get, Inject, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import argon2 from 'argon2';
+import { CreateEndUserBody, EMAIL_PATTERN, IdParam, ListEndUsersQuery, UpdateEndUserBody, invalidRequest, notFound, type EndUser } from '@baseplane/contracts';
+import * as store from '@baseplane/contracts/user-directory';
+import { ARGON2_OPTIONS } from '../accounts/accounts.service';
+import { CallerResolver } from '../http/caller';
+import { validate } from '../http/validate';
+import { TenantConnections } from '../tenants/tenant-connections';
+
+const DEFAULT_PAGE = 50;
+const MAX_PAGE = 1000;
+
+function checkEmail(email: string | undefined): void {
+  if (email !== undefined && !EMAIL_PATTERN.test(email)) throw invalidRequest('invalid email address');
+}
+
+@Controller('api/projects/:id/auth/users')
+export class UsersController {
+  constructor(
+    @Inject(CallerResolver) private readonly callers: CallerResolver,
+    @Inject(TenantConnections) private readonly tenants: TenantConnections,
+  ) {}
+
+  @Get()
+  async list(@Req() request: FastifyRequest, @Param('id') rawId: string, @Query() query: unknown): Promise<{ users: EndUser[]; total: number }> {
+    const id = await this.authorise(request, rawId);
+    const { search, limit, offset } = validate(ListEndUsersQuery, query, 'query');
+    const page = await this.tenants.transaction(id, (tx) =>
+      store.listUsers(tx, search?.trim() || undefined, Math.min(Number(limit ?? DEFAULT_PAGE), MAX_PAGE), Number(offset ?? 0)),
+    );
+    return { users: page.users.map(store.publicUser), total: page.total };
+  }
+
+  @Post()
+  async create(@Req() request: FastifyRequest, @Param('id') rawId: string, @Body() body: unknown): Promise<EndUser> {
+    const id = await this.authorise(request, rawId);
+    const { password, ...input } = validate(CreateEndUserBody, body);
+    checkEmail(input.email);
+    const passwordHash = password === undefined ? null : await argon2.hash(password, ARGON2_OPTIONS);
+    // An existing email, in any case, is 409 user_already_exists (the specification's dashboard rule).
+    return store.publicUser(await this.tenants.transaction(id, (tx) => store.createUser(tx, { ...input, passwordHash })));
+  }
+
+  @Patch(':userId')
+  async update(@Req() request: FastifyRequest, @Param('id') rawId: string, @Param('userId') rawUserId: string, @Body() body: unknown): Promise<EndUser> {
+    const id = await this.authorise(request, rawId);
+    const userId = validate(IdParam, { id: rawUserId }, 'path').id;
+    const { password, ...change } = validate(UpdateEndUserBody, body);
+    checkEmail(change.email);
+    const passwordHash = password === undefined ? undefined : await argon2.hash(password, ARGON2_OPTIONS);
+    const user = await this.tenants.transaction(id, async (tx) => {
+      const user = await store.updateUser(tx, userId, change);
+      if (user && passwordHash !== undefined) {
+        await store.setPassword(tx, userId, passwordHash);
+        // A password set by an operator replaces whatever the user's sessions were signed in with.
+        await store.revokeAllSessions(tx, userId);
+      }
+      return user;
+    });
+    if (!user) throw notFound('user');
+    return store.publicUser(user);
+  }
+
+  @Delete(':userId')
+  async remove(@Req() request: FastifyRequest, @Param('id') rawId: string, @Param('userId') rawUserId: string): Promise<EndUser> {
+    const id = await this.authorise(request, rawId);
+    const userId = validate(IdParam, { id: rawUserId }, 'path').id;
+    const user = await this.tenants.transaction(id, (tx) => store.deleteUser(tx, userId));
+    if (!user) throw notFound('user');
+    return store.publicUser(user);
+  }
+
+  private async authorise(request: FastifyRequest, rawId: string): Promise<string> {
+    const { id } = validate(IdParam, { id: rawId }, 'path');
+    await this.callers.forActiveProject(request, id);
+    return id;
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * `/rest/v1/auth` for a signed-in user changing their account — PATCH /me,
+ * change-email, reauth — and the service key's invite. A password change may
+ * need a recent reauthentication (the project's `requireReauthForPasswordChange`).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError, ChangeEmailBody, InviteBody, OtpOnlyBody, UpdateMeBody, validate } from '@baseplane/contracts';
+import * as store from '@baseplane/contracts/user-directory';
+import type { DirectoryEntry } from '../directory/project-directory';
+import { resolveProject } from '../http/resolve-project';
+import { checkEmail, checkPassword } from './auth-routes';
+import { issueLimits, limit, mailCode, redeem, verifyLimits } from './code-flow';
+import type { AuthDependencies } from './dependencies';
+import { hashPassword } from './passwords';
+import { authenticate } from './session-guard';
+
+export function bindAccountRoutes(app: FastifyInstance, deps: AuthDependencies): void {
+  app.patch('/auth/me', (request) => updateMe(deps, request));
+  app.post('/auth/change-email', (request) => changeEmail(deps, request));
+  app.post('/auth/change-email/verify', (request) => verifyEmailChange(deps, request));
+  app.post('/auth/reauth', (request) => reauth(deps, request));
+  app.post('/auth/reauth/verify', (request) => verifyReauth(deps, request));
+  app.post('/auth/invite', (request) => invite(deps, request));
+}
+
+const noUser = () => new ApiError(401, 'invalid_token', 'the user of this token no longer exists');
+
+async function updateMe(deps: AuthDependencies, request: FastifyRequest) {
+  const { project, claims } = await authenticate(deps, request);
+  const { password, ...profile } = validate(UpdateMeBody, request.body);
+  if (password !== undefined) checkPassword(project, password);
+  const passwordHash = password === undefined ? undefined : await hashPassword(password);
+  const user = await deps.tenants.transaction(project.projectId, async (tx) => {
+    if (passwordHash !== undefined) {
+      if (project.authSettings.requireReauthForPasswordChange && !(await store.recentlyReauthenticated(tx, claims.session_id))) {
+        throw new ApiError(403, 'reauthentication_required', 'changing the password needs a recent reauthentication', null, 'POST /auth/reauth, then /auth/reauth/verify with the emailed code');
+      }
+      await store.setPassword(tx, claims.sub, passwordHash);
+      // Whoever else holds a session of this account loses it; the one making the change stays.
+      await store.revokeOtherSessions(tx, claims.sub, claims.session_id);
+    }
+    return Object.keys(profile).length > 0 ? store.updateUser(tx, claims.sub, profile) : store.findUser(tx, claims.sub);
+  });
+  if (!user) throw noUser();
+  return store.publicUser(user);
+}
+
+/** Sends a code to the new address; the email changes only when that code comes back. */
+async function changeEmail(deps: AuthDependencies, request: FastifyRequest) {
+  const { project, claims } = await authenticate(deps, request);
+  const { newEmail } = validate(ChangeEmailBody, request.body);
+  checkEmail(newEmail);
+  await limit(deps, project, issueLimits(request, 'email_change', newEmail));
+  await deps.tenants.transaction(project.projectId, async (tx) => {
+    const holder = await store.findUserByEmail(tx, newEmail);
+    if (holder) throw new ApiError(409, 'user_already_exists', holder.id === claims.sub ? 'this is already your email' : 'a user with this email already exists');
+    const code = await deps.codes.issue(tx, project.projectId, 'email_change', newEmail, claims.sub, project.authSettings.otpTtl);
+    await mailCode(deps, project, 'email_change', newEmail, code);
+  });
+  return { message: `a code was sent to ${newEmail}` };
+}
+
+async function verifyEmailChange(deps: AuthDependencies, request: FastifyRequest) {
+  const { project, claims } = await authenticate(deps, request);
+  const { otp } = validate(OtpOnlyBody, request.body);
+  await limit(deps, project, verifyLimits(request, 'email_change', claims.sub));
+  const code = await redeem(deps, project, ['email_change'], otp, { userId: claims.sub });
+  // The code reached the new address: it becomes the email, verified.
+  const user = await deps.tenants.transaction(project.projectId, (tx) => store.updateUser(tx, claims.sub, { email: code.email, emailVerified: true }));
+  if (!user) throw noUser();
+  return { user: store.publicUser(user) };
+}
+
+async function reauth(deps: AuthDependencies, request: FastifyRequest) {
+  const { project, claims } = await authenticate(deps, request);
+  await limit(deps, project, issueLimits(request, 'reauthentication', claims.sub));
+  await deps.tenants.transaction(project.projectId, async (tx) => {
+    const user = await store.findUser(tx, claims.sub);
+    if (!user) throw noUser();
+    const code = await deps.codes.issue(tx, project.projectId, 'reauthentication', user.email, user.id, project.authSettings.otpTtl);
+    await mailCode(deps, project, 'reauthentication', user.email, code);
+  });
+  return { message: 'a code was sent to your email' };
+}
+
+async function verifyReauth(deps: AuthDependencies, request: FastifyRequest) {
+  const { project, claims } = await authenticate(deps, request);
+  const { otp } = validate(OtpOnlyBody, request.body);
+  await limit(deps, project, verifyLimits(request, 'reauthentication', claims.sub));
+  await redeem(deps, project, ['reauthentication'], otp, { userId: claims.sub });
+  const until = await deps.tenants.transaction(project.projectId, (tx) => store.markReauthenticated(tx, claims.session_id));
+  return { reauthenticatedUntil: until.toISOString() };
+}
+
+/** A redirect target must lie under the project's site URL or one of its redirect URLs. */
+function checkRedirect(project: DirectoryEntry, redirectTo: string): void {
+  const allowed = [project.authSettings.siteUrl, ...project.authSettings.redirectUrls].filter((url): url is string => url !== null);
+  let target: URL;
+  try {
+    target = new URL(redirectTo);
+  } catch {
+    throw new ApiError(400, 'redirect_to_not_allowed', 'redirectTo is not a URL');
+  }
+  const under = (base: string) => {
+    const root = new URL(base);
+    return target.origin === root.origin && target.pathname.startsWith(root.pathname);
+  };
+  if (!allowed.some(under)) {
+    throw new ApiError(400, 'redirect_to_not_allowed', 'redirectTo is not among the project’s redirect URLs', null, 'add it to siteUrl or redirectUrls in the project’s auth settings');
+  }
+}
+
+/** Service key only: makes a passwordless user and mails a code that signs them in (POST /auth/magic-link/verify). */
+async function invite(deps: AuthDependencies, request: FastifyRequest) {
+  const { project, kind } = resolveProject(deps.directory, request);
+  if (kind !== 'service') throw new ApiError(403, 'service_key_required', 'inviting users needs the service key');
+  const { email, redirectTo } = validate(InviteBody, request.body);
+  checkEmail(email);
+  if (redirectTo !== undefined) checkRedirect(project, redirectTo);
+  const user = await deps.tenants.transaction(project.projectId, async (tx) => {
+    const user = await store.createPasswordlessUser(tx, email);
+    const code = await deps.codes.issue(tx, project.projectId, 'invite', user.email, user.id, project.authSettings.otpTtl);
+    await mailCode(deps, project, 'invite', user.email, code, redirectTo);
+    return user;
+  });
+  return { user: store.publicUser(user) };
+}

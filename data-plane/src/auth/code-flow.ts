@@ -1,0 +1,64 @@
+/**
+ * The steps every emailed-code flow shares: counting a request against the
+ * rate limits, issuing a code and mailing it, redeeming one. Issuing and
+ * verifying are limited per address and per client IP.
+ */
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from '@baseplane/contracts';
+import type { DirectoryEntry } from '../directory/project-directory';
+import { codeEmail, type CodePurpose } from '../mail/templates';
+import type { CodeOwner, RedeemedCode } from './codes';
+import type { AuthDependencies } from './dependencies';
+import { LIMITS, hit, type Limit } from './rate-limits';
+
+type Buckets = [string, Limit][];
+
+/** Counts the request against each bucket, committed even when refused; 429 when any is over. */
+export async function limit(deps: AuthDependencies, project: DirectoryEntry, buckets: Buckets): Promise<void> {
+  const refusal = await deps.tenants.transaction(project.projectId, async (tx) => {
+    for (const [bucket, limit] of buckets) {
+      const over = await hit(tx, bucket, limit);
+      if (over) return over;
+    }
+    return undefined;
+  });
+  if (refusal) throw refusal;
+}
+
+/** Buckets of issuing a code for `purpose` to `target` (an address, or a user id). */
+export const issueLimits = (request: FastifyRequest, purpose: CodePurpose, target: string): Buckets => [
+  [`issue:${purpose}:${target.toLowerCase()}`, LIMITS.issuePerAddress],
+  [`issue:ip:${request.ip}`, LIMITS.issuePerIp],
+];
+
+/** Buckets of trying a code for `purpose`; `target` when the caller names whose code it is. */
+export const verifyLimits = (request: FastifyRequest, purpose: CodePurpose, target: string | undefined): Buckets => [
+  ...(target ? [[`verify:${purpose}:${target.toLowerCase()}`, LIMITS.verifyPerAddress] as [string, Limit]] : []),
+  [`verify:ip:${request.ip}`, LIMITS.verifyPerIp],
+];
+
+/** The email carrying `code`, in the project's words and with its code lifetime; `continueAt` is where the app takes it. */
+export async function mailCode(deps: AuthDependencies, project: DirectoryEntry, purpose: CodePurpose, to: string, code: string, continueAt?: string): Promise<void> {
+  const ttlMinutes = Math.max(1, Math.round(project.authSettings.otpTtl / 60));
+  await deps.mailers.for(project).send({ to, ...codeEmail(purpose, { projectName: project.name, code, ttlMinutes, continueAt }) });
+}
+
+/**
+ * Issues a code and mails it in one transaction: a mail server that refuses
+ * is a 503 and the code is not kept, never a silent success.
+ */
+export function sendCode(deps: AuthDependencies, project: DirectoryEntry, purpose: CodePurpose, email: string, userId: string | null): Promise<void> {
+  return deps.tenants.transaction(project.projectId, async (tx) => {
+    const code = await deps.codes.issue(tx, project.projectId, purpose, email, userId, project.authSettings.otpTtl);
+    await mailCode(deps, project, purpose, email, code);
+  });
+}
+
+/** Redeems a code in its own transaction (tries and burns are kept), raising the refusal after commit. */
+export async function redeem(deps: AuthDependencies, project: DirectoryEntry, purposes: CodePurpose[], otp: string, owner: CodeOwner): Promise<RedeemedCode> {
+  const outcome = await deps.tenants.transaction(project.projectId, (tx) => deps.codes.redeem(tx, project.projectId, purposes, otp, owner));
+  if (outcome instanceof ApiError) throw outcome;
+  return outcome;
+}
+
+export const otpInvalid = () => new ApiError(422, 'otp_invalid', 'the code is invalid or has been used');

@@ -1,0 +1,14 @@
+/** What every `/rest/v1/auth` handler works with. */
+import type { ProjectDirectory } from '../directory/project-directory';
+import type { ProjectMailers } from '../mail/project-mailers';
+import type { OwnerPools } from '../tenants/owner-pools';
+import type { AccessTokens } from './access-tokens';
+import type { CodeBook } from './codes';
+
+export interface AuthDependencies {
+  directory: ProjectDirectory;
+  tenants: OwnerPools;
+  tokens: AccessTokens;
+  codes: CodeBook;
+  mailers: ProjectMailers;
+}

@@ -1,0 +1,43 @@
+/**
+ * Who is signed in on an auth request: the verified access token of a live
+ * session. The project comes from the apikey when one is sent (the token must
+ * then be of that project), else from the token's `ref` claim — `GET /me`
+ * takes the token alone.
+ */
+import type { FastifyRequest } from 'fastify';
+import { decodeJwt } from 'jose';
+import { ApiError, type AccessTokenClaims } from '@baseplane/contracts';
+import * as store from '@baseplane/contracts/user-directory';
+import type { DirectoryEntry, ProjectDirectory } from '../directory/project-directory';
+import { apiKeyOf, resolveProject } from '../http/resolve-project';
+import type { AuthDependencies } from './dependencies';
+
+export interface SignedIn {
+  project: DirectoryEntry;
+  claims: AccessTokenClaims;
+}
+
+export async function authenticate(deps: AuthDependencies, request: FastifyRequest): Promise<SignedIn> {
+  const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+  if (!match) throw new ApiError(401, 'no_session', 'Authorization: Bearer <access token> is required');
+  const token = match[1]!;
+  const project = apiKeyOf(request) ? resolveProject(deps.directory, request).project : projectOfToken(deps.directory, token);
+  const claims = await deps.tokens.verify(project, token);
+  const live = await deps.tenants.transaction(project.projectId, (tx) => store.sessionIsLive(tx, claims.session_id));
+  if (!live) throw new ApiError(401, 'invalid_token', 'the session of this token has ended');
+  return { project, claims };
+}
+
+/** The project a token names, before its signature is checked (verify() checks it against that project's keys). */
+function projectOfToken(directory: ProjectDirectory, token: string): DirectoryEntry {
+  let ref: unknown;
+  try {
+    ref = decodeJwt(token).ref;
+  } catch {
+    throw new ApiError(401, 'invalid_token', 'invalid access token');
+  }
+  const project = typeof ref === 'string' ? directory.project(ref) : undefined;
+  if (!project || project.status === 'deleted') throw new ApiError(401, 'invalid_token', 'invalid access token');
+  if (project.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${project.status}`);
+  return project;
+}
