@@ -1,0 +1,155 @@
+/**
+ * Writing through `/rest/v1/:table` over plain HTTP with the service key:
+ * insert of one object or an array, `Prefer: return=…`, upsert with
+ * on_conflict, PATCH and DELETE with filters (refused without), rpc, the
+ * database errors' statuses, and the schema cache following schema changes.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bearer, call, scenarios } from '../../deploy/test/http';
+import { blogSchema, restProject, sql, type RestProject } from './rest-fixtures';
+
+let p: RestProject;
+const rest = (method: string, path: string, options: { headers?: Record<string, string>; body?: unknown; raw?: string } = {}) =>
+  call(method, `/rest/v1/${path}`, { ...options, headers: { ...p.service, ...options.headers } });
+const representation = { prefer: 'return=representation' };
+
+beforeAll(async () => {
+  p = await restProject('rest write');
+  await blogSchema(p);
+});
+
+describe('insert', () => {
+  it('inserts one object: 201 with an empty body by default', async () => {
+    const answer = await rest('POST', 'authors', { body: { name: 'Dee' } });
+    expect(answer.status, answer.text).toBe(201);
+    expect(answer.text).toBe('');
+    const row = await rest('GET', 'authors?name=eq.Dee&select=name,email');
+    expect(row.body).toEqual([{ name: 'Dee', email: null }]);
+  });
+
+  it('inserts an array and returns the rows with return=representation, shaped by select', async () => {
+    const answer = await rest('POST', 'authors?select=id,name', { headers: representation, body: [{ name: 'Eve', email: 'eve@example.com' }, { name: 'Fay' }] });
+    expect(answer.status, answer.text).toBe(201);
+    expect(answer.body).toEqual([{ id: expect.any(Number), name: 'Eve' }, { id: expect.any(Number), name: 'Fay' }]);
+    expect(answer.headers.get('preference-applied')).toContain('return=representation');
+  });
+
+  it('answers headers-only with a Location', async () => {
+    const answer = await rest('POST', 'authors', { headers: { prefer: 'return=headers-only' }, body: { name: 'Gus' } });
+    expect(answer.status).toBe(201);
+    expect(answer.headers.get('location')).toMatch(/^\/authors\?id=eq\.\d+$/);
+  });
+
+  it('inserts only the columns= listed', async () => {
+    const answer = await rest('POST', 'authors?columns=name', { headers: representation, body: { name: 'Hal', email: 'ignored@example.com' } });
+    expect(answer.body[0]).toMatchObject({ name: 'Hal', email: null });
+  });
+
+  it('returns one object with the single-object media type, and rolls back when it would not be one', async () => {
+    const one = await rest('POST', 'authors', { headers: { ...representation, accept: 'application/vnd.pgrst.object+json' }, body: { name: 'Ivy' } });
+    expect(one.status, one.text).toBe(201);
+    expect(one.body).toMatchObject({ name: 'Ivy' });
+    const two = await rest('POST', 'authors', { headers: { ...representation, accept: 'application/vnd.pgrst.object+json' }, body: [{ name: 'Jo1' }, { name: 'Jo2' }] });
+    expect(two.status).toBe(406);
+    expect((await rest('GET', 'authors?name=like.Jo*')).body).toEqual([]);
+  });
+
+  it('upserts with merge-duplicates and ignore-duplicates, on the primary key or on_conflict', async () => {
+    const merged = await rest('POST', 'authors', { headers: { prefer: 'return=representation,resolution=merge-duplicates' }, body: [{ id: 3, name: 'Cy Young' }, { id: 50, name: 'New' }] });
+    expect(merged.status, merged.text).toBe(201);
+    expect(merged.body.map((r: { name: string }) => r.name)).toEqual(['Cy Young', 'New']);
+    const ignored = await rest('POST', 'authors', { headers: { prefer: 'return=representation,resolution=ignore-duplicates' }, body: { id: 3, name: 'Not applied' } });
+    expect(ignored.body).toEqual([]);
+    const byEmail = await rest('POST', 'authors?on_conflict=email', { headers: { prefer: 'return=representation,resolution=merge-duplicates' }, body: { name: 'Ada Lovelace', email: 'ada@example.com' } });
+    expect(byEmail.status, byEmail.text).toBe(201);
+    expect(byEmail.body[0]).toMatchObject({ id: 1, name: 'Ada Lovelace' });
+  });
+});
+
+describe('update and delete', () => {
+  it('updates the filtered rows: 204 by default, 200 with the rows for representation', async () => {
+    expect((await rest('PATCH', 'posts?id=eq.2', { body: { score: 1 } })).status).toBe(204);
+    const answer = await rest('PATCH', 'posts?author_id=eq.1&select=id,score', { headers: { ...representation, prefer: 'return=representation,count=exact' }, body: { score: 42 } });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.sort((a: { id: number }, b: { id: number }) => a.id - b.id)).toEqual([{ id: 1, score: 42 }, { id: 2, score: 42 }]);
+    expect(answer.headers.get('content-range')).toBe('*/2');
+  });
+
+  it('deletes the filtered rows', async () => {
+    await rest('POST', 'comments', { body: [{ post_id: 4, body: 'x' }, { post_id: 4, body: 'y' }] });
+    const answer = await rest('DELETE', 'comments?post_id=eq.4&body=eq.x', { headers: representation });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual([expect.objectContaining({ post_id: 4, body: 'x' })]);
+    expect((await rest('GET', 'comments?post_id=eq.4&select=body')).body).toEqual([{ body: 'y' }]);
+  });
+
+  scenarios([
+    { name: 'PATCH without a filter is 400 filter_required', method: 'PATCH', url: '/rest/v1/posts', headers: () => p.service, body: { score: 0 }, expectedStatus: 400, expectedContent: ['filter_required'] },
+    { name: 'DELETE without a filter is 400 filter_required', method: 'DELETE', url: '/rest/v1/posts', headers: () => p.service, expectedStatus: 400, expectedContent: ['filter_required'] },
+    { name: 'a duplicate key is 409 23505', method: 'POST', url: '/rest/v1/authors', headers: () => p.service, body: { id: 1, name: 'dup' }, expectedStatus: 409, expectedContent: ['23505', 'already exists'] },
+    { name: 'a missing foreign row is 409 23503', method: 'POST', url: '/rest/v1/comments', headers: () => p.service, body: { post_id: 999, body: 'x' }, expectedStatus: 409, expectedContent: ['23503'] },
+    { name: 'a null in a not-null column is 400 23502', method: 'POST', url: '/rest/v1/posts', headers: () => p.service, body: { title: null }, expectedStatus: 400, expectedContent: ['23502'] },
+    { name: 'a value of the wrong type is 400 22P02', method: 'POST', url: '/rest/v1/posts', headers: () => p.service, body: { title: 't', score: 'many' }, expectedStatus: 400, expectedContent: ['22P02'] },
+    { name: 'an unknown column in the body is 400', method: 'POST', url: '/rest/v1/posts', headers: () => p.service, body: { title: 't', nope: 1 }, expectedStatus: 400, expectedContent: ['unknown_column'] },
+    { name: 'invalid JSON is 400 invalid_json', method: 'POST', url: '/rest/v1/posts', headers: () => ({ ...p.service, 'content-type': 'application/json' }), raw: '{"title":', expectedStatus: 400, expectedContent: ['invalid_json'] },
+    { name: 'a scalar body is 400', method: 'POST', url: '/rest/v1/posts', headers: () => p.service, body: 5, expectedStatus: 400, expectedContent: ['invalid_json'] },
+    { name: 'a non-JSON body is 415', method: 'POST', url: '/rest/v1/posts', headers: () => ({ ...p.service, 'content-type': 'text/plain' }), raw: 'title=x', expectedStatus: 415 },
+    { name: 'an unknown on_conflict column is 400', method: 'POST', url: '/rest/v1/authors?on_conflict=nope', headers: () => ({ ...p.service, prefer: 'resolution=merge-duplicates' }), body: { name: 'x' }, expectedStatus: 400, expectedContent: ['unknown_column'] },
+    { name: 'PUT is not served (404)', method: 'PUT', url: '/rest/v1/authors', headers: () => p.service, body: { name: 'x' }, expectedStatus: 404 },
+  ]);
+});
+
+describe('rpc', () => {
+  it('calls a scalar function with named arguments by POST and GET, defaults applying', async () => {
+    const post = await rest('POST', 'rpc/add_numbers', { body: { a: 2, b: 3 } });
+    expect(post.status, post.text).toBe(200);
+    expect(post.body).toBe(5);
+    const get = await rest('GET', 'rpc/add_numbers?a=41');
+    expect(get.body).toBe(42);
+  });
+
+  it('calls a set-returning function, with select, filters and order on its rows', async () => {
+    const answer = await rest('POST', 'rpc/posts_by_author?select=id,title&order=id.desc', { body: { author: 1 } });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toEqual([{ id: 2, title: 'Second post' }, { id: 1, title: 'Hello world' }]);
+    const filtered = await rest('GET', 'rpc/posts_by_author?author=1&id=eq.2&select=id');
+    expect(filtered.body).toEqual([{ id: 2 }]);
+  });
+
+  it('answers 204 for a void function and 404 for an unknown one or unknown arguments', async () => {
+    expect((await rest('POST', 'rpc/touch_nothing', { body: {} })).status).toBe(204);
+    expect((await rest('POST', 'rpc/nope', { body: {} })).status).toBe(404);
+    expect((await rest('POST', 'rpc/add_numbers', { body: { x: 1 } })).status).toBe(404);
+  });
+
+  it('runs a GET in a read-only transaction', async () => {
+    await sql(p, `create function bump() returns int language sql volatile as $$ update posts set score = coalesce(score, 0) + 1 where id = 1 returning score $$`);
+    const get = await rest('GET', 'rpc/bump');
+    expect(get.status, get.text).toBe(405);
+    expect((await rest('POST', 'rpc/bump', { body: {} })).status).toBe(200);
+  });
+});
+
+describe('schema cache', () => {
+  it('serves a column added through the management API as soon as that call answers', async () => {
+    const added = await call('POST', `/api/projects/${p.project.id}/tables/authors/columns`, { headers: bearer(p.operator.token), body: { name: 'bio', type: 'text' } });
+    expect(added.status, added.text).toBe(201);
+    const answer = await rest('GET', 'authors?select=bio&id=eq.1');
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toEqual([{ bio: null }]);
+  });
+
+  it('serves a table and a column made through the SQL console within a second', async () => {
+    await rest('GET', 'authors?select=id&limit=1');
+    await sql(p, 'create table tags (id int primary key, label text); alter table authors add column twitter text; create policy "read" on tags for select using (true)');
+    const started = Date.now();
+    await expect.poll(async () => (await rest('GET', 'authors?select=twitter&limit=1')).status, { timeout: 1000, interval: 20 }).toBe(200);
+    await expect.poll(async () => (await rest('GET', 'tags')).status, { timeout: 1000, interval: 20 }).toBe(200);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('forgets a dropped column', async () => {
+    await sql(p, 'alter table authors drop column twitter');
+    await expect.poll(async () => (await rest('GET', 'authors?select=twitter')).status, { timeout: 1000, interval: 20 }).toBe(400);
+  });
+});
