@@ -128,7 +128,7 @@ function parseBody(raw: RawRequest, action: Action): ApiRequest['body'] {
   return { raw: raw.body, value };
 }
 
-/** Splits the query string the way PostgREST reads it: `+` is a plus, not a space. */
+/** Splits the query string the way PostgREST reads it: form encoding, so `+` is a space (a plus comes as %2B). */
 function queryPairs(query: string): Array<[string, string]> {
   const pairs: Array<[string, string]> = [];
   for (const part of query.split('&')) {
@@ -137,7 +137,7 @@ function queryPairs(query: string): Array<[string, string]> {
     const key = eq < 0 ? part : part.slice(0, eq);
     const value = eq < 0 ? '' : part.slice(eq + 1);
     try {
-      pairs.push([decodeURIComponent(key), decodeURIComponent(value)]);
+      pairs.push([decodeURIComponent(key.replace(/\+/g, ' ')), decodeURIComponent(value.replace(/\+/g, ' '))]);
     } catch {
       throw invalidRequest('the query string is not valid percent-encoding');
     }

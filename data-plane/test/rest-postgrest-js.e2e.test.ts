@@ -1,0 +1,169 @@
+/**
+ * Conformance: `@supabase/postgrest-js`, unmodified, drives the data API as
+ * any third-party client would — selects with aliases, casts and embedding,
+ * every filter, order, range, counts, single/maybeSingle/csv, insert,
+ * upsert, update, delete, rpc, and RLS as two users and anon.
+ */
+import { PostgrestClient } from '@supabase/postgrest-js';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { blogSchema, createTable, restProject, signUpUser, type RestProject } from './rest-fixtures';
+
+let p: RestProject;
+let anon: PostgrestClient;
+let service: PostgrestClient;
+const client = (key: string, token?: string) =>
+  new PostgrestClient(`${inject('baseUrl')}/rest/v1`, { headers: { apikey: key, ...(token ? { Authorization: `Bearer ${token}` } : {}) } });
+const ids = (rows: Array<{ id: number }> | null) => (rows ?? []).map((r) => r.id);
+
+beforeAll(async () => {
+  p = await restProject('postgrest-js');
+  await blogSchema(p);
+  await createTable(p, { name: 'notes', access: 'owner', columns: [{ name: 'body', type: 'text' }] });
+  anon = client(p.project.anonKey);
+  service = client(p.project.serviceKey);
+});
+
+describe('select', () => {
+  it('reads with aliases, casts and embedding both ways', async () => {
+    const { data, error, status } = await anon.from('posts').select('id, headline:title, score::text, author:authors(name), comments(body)').eq('id', 1);
+    expect(error).toBeNull();
+    expect(status).toBe(200);
+    expect(data).toEqual([{ id: 1, headline: 'Hello world', score: '10', author: { name: 'Ada' }, comments: [{ body: 'first!' }, { body: 'nice' }] }]);
+    const reverse = await anon.from('authors').select('name, posts!inner(id)').eq('posts.published', false);
+    expect(reverse.data).toEqual([{ name: 'Ada', posts: [{ id: 2 }] }]);
+  });
+
+  it('filters with every operator of the specification and not/or', async () => {
+    const q = () => anon.from('posts').select('id').order('id');
+    expect(ids((await q().eq('id', 2)).data)).toEqual([2]);
+    expect(ids((await q().neq('id', 2)).data)).toEqual([1, 3, 4]);
+    expect(ids((await q().gt('score', 5)).data)).toEqual([1, 4]);
+    expect(ids((await q().gte('score', 5)).data)).toEqual([1, 3, 4]);
+    expect(ids((await q().lt('score', 7)).data)).toEqual([3]);
+    expect(ids((await q().lte('score', 7)).data)).toEqual([3, 4]);
+    expect(ids((await q().like('title', '%post%')).data)).toEqual([2]);
+    expect(ids((await q().ilike('title', 'HELLO%')).data)).toEqual([1]);
+    expect(ids((await q().is('score', null)).data)).toEqual([2]);
+    expect(ids((await q().is('published', false)).data)).toEqual([2]);
+    expect(ids((await q().in('title', ['Orphan, with comma', 'Bob writes'])).data)).toEqual([3, 4]);
+    expect(ids((await q().not('score', 'is', null)).data)).toEqual([1, 3, 4]);
+    expect(ids((await q().or('id.eq.1,score.lt.6')).data)).toEqual([1, 3]);
+    expect(ids((await q().contains('tags', ['hello'])).data)).toEqual([1, 3]);
+    expect(ids((await q().containedBy('tags', ['hello', 'intro', 'misc'])).data)).toEqual([1, 2, 3, 4]);
+    expect(ids((await q().overlaps('tags', ['misc', 'intro'])).data)).toEqual([1, 2]);
+    expect(ids((await q().contains('meta', { lang: 'fr' })).data)).toEqual([3]);
+    expect(ids((await q().textSearch('title', 'bob writes', { type: 'plain', config: 'english' })).data)).toEqual([3]);
+    expect(ids((await q().match({ published: true, author_id: 1 })).data)).toEqual([1]);
+    expect(ids((await q().filter('id', 'in', '(2,4)')).data)).toEqual([2, 4]);
+  });
+
+  it('orders with nulls placement, ranges and counts', async () => {
+    const ordered = await anon.from('posts').select('id').order('score', { ascending: false, nullsFirst: false });
+    expect(ids(ordered.data)).toEqual([1, 4, 3, 2]);
+    const ranged = await anon.from('posts').select('id', { count: 'exact' }).order('id').range(1, 2);
+    expect(ids(ranged.data)).toEqual([2, 3]);
+    expect(ranged.count).toBe(4);
+    const limited = await anon.from('authors').select('name, posts(id)').order('id').order('id', { referencedTable: 'posts', ascending: false }).limit(1, { referencedTable: 'posts' }).limit(1);
+    expect(limited.data).toEqual([{ name: 'Ada', posts: [{ id: 2 }] }]);
+    const head = await anon.from('posts').select('*', { count: 'exact', head: true });
+    expect(head.count).toBe(4);
+    expect(head.data).toBeNull();
+  });
+
+  it('answers single, maybeSingle and csv', async () => {
+    const single = await anon.from('posts').select('id, title').eq('id', 3).single();
+    expect(single.data).toEqual({ id: 3, title: 'Bob writes' });
+    const notSingle = await anon.from('posts').select('id').single();
+    expect(notSingle.status).toBe(406);
+    expect(notSingle.error).not.toBeNull();
+    const maybe = await anon.from('posts').select('id').eq('id', 999).maybeSingle();
+    expect(maybe.error).toBeNull();
+    expect(maybe.data).toBeNull();
+    const csv = await anon.from('authors').select('id, name').order('id').limit(2).csv();
+    expect(csv.data).toBe('"id","name"\n"1","Ada"\n"2","Bob"');
+  });
+
+  it('returns errors as {code, message, details, hint}', async () => {
+    const { data, error, status } = await anon.from('nope').select();
+    expect(data).toBeNull();
+    expect(status).toBe(404);
+    expect(error).toMatchObject({ code: '42P01', message: expect.any(String) });
+    const badColumn = await anon.from('posts').select('nope');
+    expect(badColumn.status).toBe(400);
+    expect(badColumn.error?.code).toBe('unknown_column');
+  });
+});
+
+describe('writes', () => {
+  it('inserts one object and an array, returning the rows with select()', async () => {
+    const one = await service.from('authors').insert({ name: 'Kim' }).select('name').single();
+    expect(one.error).toBeNull();
+    expect(one.status).toBe(201);
+    expect(one.data).toEqual({ name: 'Kim' });
+    const many = await service.from('authors').insert([{ name: 'Lee', email: 'lee@example.com' }, { name: 'Max' }]).select('name, email');
+    expect(many.data).toEqual([{ name: 'Lee', email: 'lee@example.com' }, { name: 'Max', email: null }]);
+    const minimal = await service.from('authors').insert({ name: 'Ned' });
+    expect(minimal).toMatchObject({ error: null, data: null, status: 201 });
+  });
+
+  it('upserts on the primary key and on another unique column, or ignores duplicates', async () => {
+    const merged = await service.from('authors').upsert({ id: 2, name: 'Bob B.' }).select('id, name');
+    expect(merged.data).toEqual([{ id: 2, name: 'Bob B.' }]);
+    const byEmail = await service.from('authors').upsert({ name: 'Lee Two', email: 'lee@example.com' }, { onConflict: 'email' }).select('name');
+    expect(byEmail.data).toEqual([{ name: 'Lee Two' }]);
+    const ignored = await service.from('authors').upsert({ id: 2, name: 'ignored' }, { ignoreDuplicates: true }).select();
+    expect(ignored.data).toEqual([]);
+  });
+
+  it('updates and deletes with filters; refuses them without', async () => {
+    const updated = await service.from('posts').update({ score: 99 }).eq('id', 4).select('id, score');
+    expect(updated.data).toEqual([{ id: 4, score: 99 }]);
+    const deleted = await service.from('comments').delete().eq('id', 3).select('id');
+    expect(deleted.data).toEqual([{ id: 3 }]);
+    const unfiltered = await service.from('comments').delete();
+    expect(unfiltered.status).toBe(400);
+    expect(unfiltered.error?.code).toBe('filter_required');
+    const counted = await service.from('posts').update({ published: true }, { count: 'exact' }).eq('author_id', 1);
+    expect(counted.count).toBe(2);
+  });
+
+  it('refuses writes with the anon key on a public-read table', async () => {
+    const { error, status } = await anon.from('posts').insert({ title: 'nope' });
+    expect(status).toBe(401);
+    expect(error?.code).toBe('42501');
+  });
+});
+
+describe('rpc', () => {
+  it('calls functions by POST, GET and HEAD', async () => {
+    expect((await anon.rpc('add_numbers', { a: 1, b: 2 })).data).toBe(3);
+    expect((await anon.rpc('add_numbers', { a: 5 }, { get: true })).data).toBe(6);
+    const rows = await anon.rpc('posts_by_author', { author: 1 }).select('id').order('id', { ascending: false });
+    expect(rows.data).toEqual([{ id: 2 }, { id: 1 }]);
+    const filtered = await anon.rpc('posts_by_author', { author: 1 }, { get: true }).eq('id', 1);
+    expect(ids(filtered.data as Array<{ id: number }>)).toEqual([1]);
+    expect((await anon.rpc('touch_nothing')).status).toBe(204);
+    expect((await anon.rpc('nope')).status).toBe(404);
+  });
+});
+
+describe('RLS as users', () => {
+  it('keeps each user to their own rows with the owner preset, and anon to none', async () => {
+    const [ada, bob] = await Promise.all([signUpUser(p), signUpUser(p)]);
+    const asAda = client(p.project.anonKey, ada.token);
+    const asBob = client(p.project.anonKey, bob.token);
+    const inserted = await asAda.from('notes').insert({ body: 'mine' }).select('id, owner_id').single();
+    expect(inserted.error).toBeNull();
+    expect((inserted.data as { owner_id: string }).owner_id).toBe(ada.id);
+    await asBob.from('notes').insert({ body: 'bob' });
+    expect((await asAda.from('notes').select('body')).data).toEqual([{ body: 'mine' }]);
+    expect((await asBob.from('notes').select('body')).data).toEqual([{ body: 'bob' }]);
+    expect((await anon.from('notes').select()).data).toEqual([]);
+    const id = (inserted.data as { id: number }).id;
+    expect((await asBob.from('notes').update({ body: 'stolen' }).eq('id', id).select()).data).toEqual([]);
+    expect((await asBob.from('notes').delete().eq('id', id).select()).data).toEqual([]);
+    expect((await asAda.from('notes').select('body').eq('id', id).single()).data).toEqual({ body: 'mine' });
+    const expired = client(p.project.anonKey, `${ada.token.slice(0, -3)}abc`);
+    expect((await expired.from('posts').select('id')).status).toBe(401);
+  });
+});
