@@ -9,6 +9,7 @@ import path from 'node:path';
 import { expect, describe, it, beforeAll, afterAll, inject } from 'vitest';
 import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
+import { codeFor as readCode, inbox } from '../../deploy/test/inbox';
 
 let operator: Operator;
 let project: ProjectAnswer;
@@ -20,25 +21,12 @@ const password = 'correct horse battery';
 
 /** The newest code mailed to `to`, read from the dev inbox. */
 async function codeFor(to: string, after = 0): Promise<string> {
-  let code: string | undefined;
-  await expect
-    .poll(async () => {
-      const inbox = await call('GET', `/api/dev/inbox?to=${encodeURIComponent(to)}`, { headers: bearer(operator.token) });
-      expect(inbox.status).toBe(200);
-      if (inbox.body.length <= after) return undefined;
-      const message = inbox.body[0];
-      expect(message.text).toContain('auth codes app');
-      code = /\b(\d{6})\b/.exec(message.text)?.[1];
-      return code;
-    }, { timeout: 10_000, interval: 100 })
-    .toMatch(/^\d{6}$/);
-  issued.push(code!);
-  return code!;
+  const code = await readCode(operator.token, to, { after, mentions: 'auth codes app' });
+  issued.push(code);
+  return code;
 }
 
-async function inboxSize(to: string): Promise<number> {
-  return (await call('GET', `/api/dev/inbox?to=${encodeURIComponent(to)}`, { headers: bearer(operator.token) })).body.length;
-}
+const inboxSize = async (to: string) => (await inbox(operator.token, to)).length;
 
 async function signUp(email: string) {
   const answer = await call('POST', '/rest/v1/auth/signup', { headers: key(), body: { email, password } });

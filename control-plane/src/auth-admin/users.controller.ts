@@ -4,11 +4,24 @@
  * the tenant's `auth` schema, not events; the same SQL as the data plane's
  * auth API (contracts/user-directory), run as the project's owner role.
  */
-import { Body, Controller, Delete, Get, Inject, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Inject, Param, Patch, Post, Query, Req, forwardRef } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import argon2 from 'argon2';
-import { CreateEndUserBody, EMAIL_PATTERN, IdParam, ListEndUsersQuery, UpdateEndUserBody, invalidRequest, notFound, type EndUser } from '@baseplane/contracts';
+import type { Pool } from 'pg';
+import {
+  ApiError,
+  CreateEndUserBody,
+  DEFAULT_AUTH_SETTINGS,
+  EMAIL_PATTERN,
+  IdParam,
+  ListEndUsersQuery,
+  UpdateEndUserBody,
+  invalidRequest,
+  notFound,
+  type EndUser,
+} from '@baseplane/contracts';
 import * as store from '@baseplane/contracts/user-directory';
+import { PG_POOL } from '../app.module';
 import { ARGON2_OPTIONS } from '../accounts/accounts.service';
 import { CallerResolver } from '../http/caller';
 import { validate } from '../http/validate';
@@ -24,6 +37,8 @@ function checkEmail(email: string | undefined): void {
 @Controller('api/projects/:id/auth/users')
 export class UsersController {
   constructor(
+    // forwardRef: app.module.ts imports this file, so PG_POOL is read when Nest injects, not at load.
+    @Inject(forwardRef(() => PG_POOL)) private readonly db: Pool,
     @Inject(CallerResolver) private readonly callers: CallerResolver,
     @Inject(TenantConnections) private readonly tenants: TenantConnections,
   ) {}
@@ -43,7 +58,7 @@ export class UsersController {
     const id = await this.authorise(request, rawId);
     const { password, ...input } = validate(CreateEndUserBody, body);
     checkEmail(input.email);
-    const passwordHash = password === undefined ? null : await argon2.hash(password, ARGON2_OPTIONS);
+    const passwordHash = password === undefined ? null : await this.hash(id, password);
     // An existing email, in any case, is 409 user_already_exists (the specification's dashboard rule).
     return store.publicUser(await this.tenants.transaction(id, (tx) => store.createUser(tx, { ...input, passwordHash })));
   }
@@ -54,7 +69,7 @@ export class UsersController {
     const userId = validate(IdParam, { id: rawUserId }, 'path').id;
     const { password, ...change } = validate(UpdateEndUserBody, body);
     checkEmail(change.email);
-    const passwordHash = password === undefined ? undefined : await argon2.hash(password, ARGON2_OPTIONS);
+    const passwordHash = password === undefined ? undefined : await this.hash(id, password);
     const user = await this.tenants.transaction(id, async (tx) => {
       const user = await store.updateUser(tx, userId, change);
       if (user && passwordHash !== undefined) {
@@ -75,6 +90,14 @@ export class UsersController {
     const user = await this.tenants.transaction(id, (tx) => store.deleteUser(tx, userId));
     if (!user) throw notFound('user');
     return store.publicUser(user);
+  }
+
+  /** Hashes a password an operator sets, once it is as long as the project asks. */
+  private async hash(projectId: string, password: string): Promise<string> {
+    const { rows } = await this.db.query<{ min: number | null }>(`select (auth_settings ->> 'passwordMinLength')::int as min from projects where id = $1`, [projectId]);
+    const min = rows[0]?.min ?? DEFAULT_AUTH_SETTINGS.passwordMinLength;
+    if (password.length < min) throw new ApiError(400, 'weak_password', `password must have at least ${min} characters`);
+    return argon2.hash(password, ARGON2_OPTIONS);
   }
 
   private async authorise(request: FastifyRequest, rawId: string): Promise<string> {

@@ -37,6 +37,10 @@ export async function handleCommand<C, E extends { type: string; data: unknown }
     const state = history.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as E), decider.initialState());
     const version = history.length === 0 ? NO_STREAM : history[history.length - 1]!.version;
     const events = decider.decide(command, state);
+    // A command that changes nothing records nothing (the store refuses an empty append).
+    if (events.length === 0) {
+      return { nextExpectedVersion: version, lastGlobalPosition: history[history.length - 1]?.globalPosition ?? 0, versions: [], state, events: [] };
+    }
     const at = new Date().toISOString();
     const metadata = (type: string): EventMetadata => ({
       actor: context.actor,

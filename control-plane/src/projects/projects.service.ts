@@ -129,7 +129,7 @@ export class ProjectsService {
 }
 
 /** Sealed fields, shown in history only as having been there. */
-const SEALED_FIELDS = new Set(['cipher', 'privateJwkCipher']);
+const SEALED_FIELDS = new Set(['cipher', 'privateJwkCipher', 'urlCipher']);
 
 /** History shows that keys were issued, never the (encrypted) keys themselves. */
 function redactKeys(data: unknown): unknown {

@@ -1,0 +1,185 @@
+/**
+ * A signed-in user changing their account over HTTP against the real stack:
+ * PATCH /me (profile, password, with and without a required reauthentication),
+ * change-email and its code, reauth, and the service key's invite. Codes are
+ * read back from the real SMTP dev inbox.
+ */
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { apikey, bearer, call, createProject, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+import { codeFor, inbox } from '../../deploy/test/inbox';
+
+let operator: Operator;
+let project: ProjectAnswer;
+let other: ProjectAnswer;
+const password = 'correct horse battery';
+const address = () => `user-${randomUUID()}@example.com`;
+const anon = () => apikey(project.anonKey);
+const withToken = (token: string) => ({ ...anon(), ...bearer(token) });
+
+async function signUp(email = address()) {
+  const answer = await call('POST', '/rest/v1/auth/signup', { headers: anon(), body: { email, password } });
+  expect(answer.status, answer.text).toBe(201);
+  return { email, ...answer.body } as { email: string; accessToken: string; refreshToken: string; user: { id: string } };
+}
+
+const signIn = (email: string, secret = password) => call('POST', '/rest/v1/auth/signin', { headers: anon(), body: { email, password: secret } });
+const settings = (body: object) => call('PATCH', `/api/projects/${project.id}/auth/settings`, { headers: bearer(operator.token), body });
+
+beforeAll(async () => {
+  operator = await signUpOperator('Accounts');
+  [project, other] = [await createProject(operator, 'account app'), await createProject(operator, 'other account app')];
+});
+
+describe('PATCH /me', () => {
+  it('changes the profile', async () => {
+    const user = await signUp();
+    const answer = await call('PATCH', '/rest/v1/auth/me', { headers: withToken(user.accessToken), body: { firstName: 'Ada', username: 'ada' } });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toMatchObject({ id: user.user.id, firstName: 'Ada', username: 'ada', lastName: null });
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(user.accessToken) })).body.username).toBe('ada');
+  });
+
+  it('changes the password: other sessions end, this one stays', async () => {
+    const user = await signUp();
+    const elsewhere = (await signIn(user.email)).body;
+    const answer = await call('PATCH', '/rest/v1/auth/me', { headers: withToken(user.accessToken), body: { password: 'a much newer password' } });
+    expect(answer.status, answer.text).toBe(200);
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(user.accessToken) })).status).toBe(200);
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(elsewhere.accessToken) })).status).toBe(401);
+    expect((await signIn(user.email)).status).toBe(400);
+    expect((await signIn(user.email, 'a much newer password')).status).toBe(200);
+  });
+
+  describe('refusals', () => {
+    let token = '';
+    beforeAll(async () => {
+      token = (await signUp()).accessToken;
+    });
+    scenarios([
+      { name: 'no token is 401 no_session', method: 'PATCH', url: '/rest/v1/auth/me', headers: anon, body: { firstName: 'x' }, expectedStatus: 401, expectedContent: ['no_session'] },
+      { name: 'a weak password is 400 weak_password', method: 'PATCH', url: '/rest/v1/auth/me', headers: () => withToken(token), body: { password: 'short' }, expectedStatus: 400, expectedContent: ['weak_password'] },
+      { name: 'an unknown field is 400', method: 'PATCH', url: '/rest/v1/auth/me', headers: () => withToken(token), body: { email: 'x@example.com' }, expectedStatus: 400 },
+      { name: 'the token with another project’s key is 401', method: 'PATCH', url: '/rest/v1/auth/me', headers: () => ({ apikey: other.anonKey, ...bearer(token) }), body: { firstName: 'x' }, expectedStatus: 401, expectedContent: ['invalid_token'] },
+    ]);
+  });
+});
+
+describe('reauthentication', () => {
+  it('is required for a password change when the project says so, and a verified code opens a window', async () => {
+    expect((await settings({ requireReauthForPasswordChange: true })).status).toBe(200);
+    try {
+      const user = await signUp();
+      const refused = await call('PATCH', '/rest/v1/auth/me', { headers: withToken(user.accessToken), body: { password: 'a much newer password' } });
+      expect(refused.status).toBe(403);
+      expect(refused.body.code).toBe('reauthentication_required');
+      // A profile change needs none.
+      expect((await call('PATCH', '/rest/v1/auth/me', { headers: withToken(user.accessToken), body: { lastName: 'L' } })).status).toBe(200);
+
+      expect((await call('POST', '/rest/v1/auth/reauth', { headers: withToken(user.accessToken) })).status).toBe(200);
+      const otp = await codeFor(operator.token, user.email, { mentions: 'account app' });
+      const wrong = await call('POST', '/rest/v1/auth/reauth/verify', { headers: withToken(user.accessToken), body: { otp: otp === '000000' ? '111111' : '000000' } });
+      expect(wrong.body.code).toBe('otp_invalid');
+      const verified = await call('POST', '/rest/v1/auth/reauth/verify', { headers: withToken(user.accessToken), body: { otp } });
+      expect(verified.status, verified.text).toBe(200);
+      expect(Date.parse(verified.body.reauthenticatedUntil)).toBeGreaterThan(Date.now());
+      const changed = await call('PATCH', '/rest/v1/auth/me', { headers: withToken(user.accessToken), body: { password: 'a much newer password' } });
+      expect(changed.status, changed.text).toBe(200);
+
+      // The window belongs to that session only.
+      const second = (await signIn(user.email, 'a much newer password')).body;
+      expect((await call('PATCH', '/rest/v1/auth/me', { headers: withToken(second.accessToken), body: { password: 'yet another password' } })).status).toBe(403);
+    } finally {
+      await settings({ requireReauthForPasswordChange: false });
+    }
+  });
+
+  it('needs a signed-in user', async () => {
+    expect((await call('POST', '/rest/v1/auth/reauth', { headers: anon() })).status).toBe(401);
+  });
+});
+
+describe('change-email', () => {
+  it('moves the account to the new address once its code comes back', async () => {
+    const user = await signUp();
+    const next = address();
+    const asked = await call('POST', '/rest/v1/auth/change-email', { headers: withToken(user.accessToken), body: { newEmail: next } });
+    expect(asked.status, asked.text).toBe(200);
+    const otp = await codeFor(operator.token, next, { mentions: 'account app' });
+    // Nothing changed yet.
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(user.accessToken) })).body.email).toBe(user.email);
+    const verified = await call('POST', '/rest/v1/auth/change-email/verify', { headers: withToken(user.accessToken), body: { otp } });
+    expect(verified.status, verified.text).toBe(200);
+    expect(verified.body.user).toMatchObject({ id: user.user.id, email: next, emailVerified: true });
+    expect((await signIn(next)).status).toBe(200);
+    expect((await signIn(user.email)).status).toBe(400);
+  });
+
+  it('refuses an address another user has, and sends nothing', async () => {
+    const taken = await signUp();
+    const user = await signUp();
+    const answer = await call('POST', '/rest/v1/auth/change-email', { headers: withToken(user.accessToken), body: { newEmail: taken.email.toUpperCase() } });
+    expect(answer.status).toBe(409);
+    expect(answer.body.code).toBe('user_already_exists');
+    expect(await inbox(operator.token, taken.email)).toHaveLength(0);
+  });
+
+  it('takes only the code of this user’s own change, and burns it after five wrong tries', async () => {
+    const user = await signUp();
+    const intruder = await signUp();
+    const next = address();
+    await call('POST', '/rest/v1/auth/change-email', { headers: withToken(user.accessToken), body: { newEmail: next } });
+    const otp = await codeFor(operator.token, next);
+    const stolen = await call('POST', '/rest/v1/auth/change-email/verify', { headers: withToken(intruder.accessToken), body: { otp } });
+    expect(stolen.status).toBe(422);
+    const wrong = otp === '000000' ? '111111' : '000000';
+    for (let i = 0; i < 5; i++) {
+      expect((await call('POST', '/rest/v1/auth/change-email/verify', { headers: withToken(user.accessToken), body: { otp: wrong } })).body.code).toBe('otp_invalid');
+    }
+    expect((await call('POST', '/rest/v1/auth/change-email/verify', { headers: withToken(user.accessToken), body: { otp } })).status).toBe(422);
+    // resend for the pending change issues a fresh code to the new address.
+    expect((await call('POST', '/rest/v1/auth/resend', { headers: anon(), body: { email: next, type: 'email_change' } })).status).toBe(200);
+    const fresh = await codeFor(operator.token, next, { after: 1 });
+    expect((await call('POST', '/rest/v1/auth/change-email/verify', { headers: withToken(user.accessToken), body: { otp: fresh } })).status).toBe(200);
+  });
+
+  it('refuses a bad address before sending anything', async () => {
+    const user = await signUp();
+    const answer = await call('POST', '/rest/v1/auth/change-email', { headers: withToken(user.accessToken), body: { newEmail: 'not an address' } });
+    expect(answer.status).toBe(400);
+    expect(answer.body.code).toBe('invalid_email');
+  });
+});
+
+describe('invite', () => {
+  it('is for the service key only', async () => {
+    const answer = await call('POST', '/rest/v1/auth/invite', { headers: anon(), body: { email: address() } });
+    expect(answer.status).toBe(403);
+    expect(answer.body.code).toBe('service_key_required');
+  });
+
+  it('makes the user and mails a code that signs them in through magic-link/verify', async () => {
+    expect((await settings({ redirectUrls: ['https://app.example.com/welcome'] })).status).toBe(200);
+    const email = address();
+    const answer = await call('POST', '/rest/v1/auth/invite', { headers: apikey(project.serviceKey), body: { email, redirectTo: 'https://app.example.com/welcome/team' } });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.user).toMatchObject({ email, emailVerified: false, providers: [] });
+    const [message] = await inbox(operator.token, email);
+    expect(message?.subject).toContain('invited');
+    expect(message?.text).toContain('https://app.example.com/welcome/team');
+    const otp = await codeFor(operator.token, email);
+    const session = await call('POST', '/rest/v1/auth/magic-link/verify', { headers: anon(), body: { otp, email } });
+    expect(session.status, session.text).toBe(200);
+    expect(session.body.user).toMatchObject({ id: answer.body.user.id, emailVerified: true });
+  });
+
+  it('refuses a redirect outside the project’s redirect URLs, and an existing user', async () => {
+    const outside = await call('POST', '/rest/v1/auth/invite', { headers: apikey(project.serviceKey), body: { email: address(), redirectTo: 'https://evil.example.net/welcome' } });
+    expect(outside.status).toBe(400);
+    expect(outside.body.code).toBe('redirect_to_not_allowed');
+    const user = await signUp();
+    const again = await call('POST', '/rest/v1/auth/invite', { headers: apikey(project.serviceKey), body: { email: user.email } });
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe('user_already_exists');
+  });
+});
