@@ -20,6 +20,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Tests read the emailed codes from the built-in dev inbox, never from the developer's SMTP server.
   const env = stackTestEnv();
   delete env.SMTP_URL;
+  // The data plane runs as a fleet: two replicas behind the gateway, so tests see what a scaled deployment does.
+  env.DATA_PLANE_REPLICAS ??= '2';
 
   let stack: Stack;
   try {

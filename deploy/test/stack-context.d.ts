@@ -14,8 +14,8 @@ declare module 'vitest' {
     /** Temporal web UI; null when TEMPORAL_ADDRESS points at an external server. */
     temporalUiUrl: string | null;
     platformSecret: string;
-    /** Internal ports of the services behind the gateway. */
-    servicePorts: { controlPlane: number; worker: number; dataPlane: number };
+    /** Internal ports of the services behind the gateway; `dataPlanes` has one port per data-plane replica. */
+    servicePorts: { controlPlane: number; worker: number; dataPlane: number; dataPlanes: number[] };
     /** The stack's built-in dev inbox, `smtp://127.0.0.1:<port>` (what the services get as SMTP_URL). */
     smtpUrl: string;
     /** The stack's data directory (a fresh temp dir). */

@@ -1,7 +1,7 @@
 /**
  * The one public base URL of the local stack: routes `/api` to the control plane
- * and the application paths to the data plane, streaming bodies through, and
- * answers `/healthz` for the whole stack.
+ * and the application paths to the data plane (round-robin over its replicas),
+ * streaming bodies through, and answers `/healthz` for the whole stack.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import Fastify from 'fastify';
@@ -19,7 +19,8 @@ export interface GatewayOptions {
   /** 0 picks a free port. */
   port: number;
   controlPlaneUrl: string;
-  dataPlaneUrl: string;
+  /** One data plane, or the replicas of a fleet, taken in turn request by request. */
+  dataPlaneUrl: string | string[];
   checkHealth(): Promise<HealthReport>;
 }
 
@@ -44,17 +45,23 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     return reply.code(report.status === 'ok' ? 200 : 503).send(report);
   });
 
+  const dataPlanes = [options.dataPlaneUrl].flat();
+  let turn = 0;
+  // Round-robin: the replicas are identical and stateless, so any may answer any request.
+  const nextDataPlane = () => dataPlanes[turn++ % dataPlanes.length]!;
   const upstreams = [
-    ...DATA_PLANE_PREFIXES.map((prefix) => ({ prefix, url: options.dataPlaneUrl, part: 'the data plane' })),
-    { prefix: CONTROL_PLANE_PREFIX, url: options.controlPlaneUrl, part: 'the control plane' },
+    ...DATA_PLANE_PREFIXES.map((prefix) => ({ prefix, url: dataPlanes.length === 1 ? dataPlanes[0]! : '', pick: dataPlanes.length === 1 ? undefined : nextDataPlane, part: 'the data plane' })),
+    { prefix: CONTROL_PLANE_PREFIX, url: options.controlPlaneUrl, pick: undefined, part: 'the control plane' },
   ];
-  for (const { prefix, url, part } of upstreams) {
+  for (const { prefix, url, pick, part } of upstreams) {
     await app.register(httpProxy, {
+      // With several upstreams the URL is chosen per request (reply-from's getUpstream) instead.
       upstream: url,
       prefix,
       // Keep the path as the client sent it: the services route on the full path.
       rewritePrefix: prefix,
       replyOptions: {
+        ...(pick ? { getUpstream: () => pick() } : {}),
         rewriteRequestHeaders: (request, headers) => forwardedHeaders(request, headers),
         onError: (reply, { error }) => replyUpstreamFailure(reply, error, part),
         // reply-from would silently retry GETs answered 503 (e.g. project_unavailable); callers decide that.

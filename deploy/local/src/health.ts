@@ -20,8 +20,8 @@ export interface HealthReport {
 export interface HealthTargets {
   databaseUrl: string;
   temporalAddress: string;
-  /** `/healthz` URL of each internal service. */
-  serviceHealthUrls: { controlPlane: string; worker: string; dataPlane: string };
+  /** `/healthz` URL of each internal service; the data plane's part is ok when every replica answers. */
+  serviceHealthUrls: { controlPlane: string; worker: string; dataPlane: string | string[] };
 }
 
 /** A reusable prober; `close()` ends its database pool. */
@@ -66,7 +66,7 @@ export function createHealthCheck(targets: HealthTargets): HealthCheck {
         canConnect(temporal.host, temporal.port, PROBE_TIMEOUT_MS),
         answers200(targets.serviceHealthUrls.controlPlane, PROBE_TIMEOUT_MS),
         answers200(targets.serviceHealthUrls.worker, PROBE_TIMEOUT_MS),
-        answers200(targets.serviceHealthUrls.dataPlane, PROBE_TIMEOUT_MS),
+        Promise.all([targets.serviceHealthUrls.dataPlane].flat().map((url) => answers200(url, PROBE_TIMEOUT_MS))).then((up) => up.every(Boolean)),
       ]);
       return reportOf({ platformDatabase, temporal: temporalUp, controlPlane, worker, dataPlane });
     },

@@ -47,6 +47,8 @@ export interface SupervisedService {
 /** What {@link superviseService} starts. */
 export interface SuperviseOptions {
   name: ServiceName;
+  /** Log part when it differs from `name` (replicas: `data-plane-2`). */
+  label?: string;
   /** Absolute path of the TypeScript entry file. */
   entry: string;
   port: number;
@@ -62,6 +64,7 @@ const STOP_GRACE_MS = 5_000;
 /** Starts the service and keeps it running until `stop()`. */
 export function superviseService(options: SuperviseOptions): SupervisedService {
   const { name, log } = options;
+  const part = options.label ?? name;
   const loader = tsxLoaderUrl();
   let stopping = false;
   let restartCount = 0;
@@ -69,7 +72,7 @@ export function superviseService(options: SuperviseOptions): SupervisedService {
 
   const launch = () => {
     const child = spawnLogged({
-      part: name,
+      part,
       command: process.execPath,
       args: ['--import', loader, options.entry],
       env: { ...options.env, [options.portVariable]: String(options.port) },
@@ -80,7 +83,7 @@ export function superviseService(options: SuperviseOptions): SupervisedService {
       // A Ctrl-C reaches the whole process group, so a child may die just before stop() is called;
       // the delay gives stop() the chance to cancel the restart.
       if (stopping) return;
-      log.line(name, `exited unexpectedly (${describeExit(code, signal)}); restarting in ${RESTART_DELAY_MS} ms`);
+      log.line(part, `exited unexpectedly (${describeExit(code, signal)}); restarting in ${RESTART_DELAY_MS} ms`);
       restartTimer = setTimeout(() => {
         restartTimer = undefined;
         if (stopping) return;
@@ -106,7 +109,7 @@ export function superviseService(options: SuperviseOptions): SupervisedService {
     async stop() {
       stopping = true;
       clearTimeout(restartTimer);
-      await terminate(current, STOP_GRACE_MS, () => log.line(name, 'did not stop within 5 s; killing it'));
+      await terminate(current, STOP_GRACE_MS, () => log.line(part, 'did not stop within 5 s; killing it'));
     },
   };
 }

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { loadConfig } from '@baseplane/contracts';
+import { ConfigError, loadConfig } from '@baseplane/contracts';
 import { startDevInbox, type DevInbox } from './dev-inbox';
 import { startGateway, type Gateway } from './gateway';
 import { createHealthCheck, nothingReady, type HealthCheck } from './health';
@@ -59,8 +59,8 @@ export interface Stack {
   devInbox: boolean;
   dataDir: string;
   platformSecret: string;
-  /** Internal ports of the services behind the gateway. */
-  servicePorts: { controlPlane: number; worker: number; dataPlane: number };
+  /** Internal ports of the services behind the gateway; `dataPlane` is the first of `dataPlanes`, one per replica. */
+  servicePorts: { controlPlane: number; worker: number; dataPlane: number; dataPlanes: number[] };
   /** Stops gateway, services, the dev inbox, Temporal and PostgreSQL, in that order; resolves when all are gone. */
   stop(): Promise<void>;
 }
@@ -104,10 +104,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     await stopLeftovers(dataDir, log);
     const platformSecret =
       config.platformSecret ?? (await readOrCreateSecretFile(path.join(dataDir, 'platform-secret'), 48));
+    const dataPlanes: number[] = [];
+    for (let i = dataPlaneReplicas(env); i > 0; i--) dataPlanes.push(await findFreePort());
     const servicePorts = {
       controlPlane: await findFreePort(),
       worker: await findFreePort(),
-      dataPlane: await findFreePort(),
+      dataPlane: dataPlanes[0]!,
+      dataPlanes,
     };
 
     // The gateway comes first so that a taken public port fails the start at once.
@@ -116,7 +119,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       host: options.host ?? '127.0.0.1',
       port: options.port,
       controlPlaneUrl: `http://127.0.0.1:${servicePorts.controlPlane}`,
-      dataPlaneUrl: `http://127.0.0.1:${servicePorts.dataPlane}`,
+      dataPlaneUrl: dataPlanes.map((dataPlanePort) => `http://127.0.0.1:${dataPlanePort}`),
       checkHealth: () => (health ? health.check() : Promise.resolve(nothingReady())),
     });
     const port = started.gateway.port;
@@ -163,7 +166,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       serviceHealthUrls: {
         controlPlane: `http://127.0.0.1:${servicePorts.controlPlane}/healthz`,
         worker: `http://127.0.0.1:${servicePorts.worker}/healthz`,
-        dataPlane: `http://127.0.0.1:${servicePorts.dataPlane}/healthz`,
+        dataPlane: dataPlanes.map((dataPlanePort) => `http://127.0.0.1:${dataPlanePort}/healthz`),
       },
     });
 
@@ -184,13 +187,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     // DEV_INBOX=1 opens GET /api/dev/inbox; it says what this stack runs, not what the caller's env claims.
     if (started.devInbox) serviceEnv.DEV_INBOX = '1';
     else delete serviceEnv.DEV_INBOX;
-    const launch = (name: ServiceName, servicePort: number) =>
-      launchService({ name, port: servicePort, env: serviceEnv, options, started, log });
+    const launch = (name: ServiceName, servicePort: number, label?: string) =>
+      launchService({ name, label, port: servicePort, env: serviceEnv, options, started, log });
     // The control plane runs the platform migrations at start; the others rely on them.
     await launch('control-plane', servicePorts.controlPlane);
     const others = await Promise.allSettled([
       launch('worker', servicePorts.worker),
-      launch('data-plane', servicePorts.dataPlane),
+      // Identical data-plane replicas, each its own supervised process and port; the gateway spreads requests over them.
+      ...dataPlanes.map((dataPlanePort, i) => launch('data-plane', dataPlanePort, i === 0 ? undefined : `data-plane-${i + 1}`)),
     ]);
     for (const outcome of others) if (outcome.status === 'rejected') throw outcome.reason;
 
@@ -220,6 +224,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 /** What {@link launchService} needs. */
 interface LaunchService {
   name: ServiceName;
+  /** Log part of a replica (`data-plane-2`); default the name. */
+  label?: string;
   port: number;
   env: NodeJS.ProcessEnv;
   options: StackOptions;
@@ -228,23 +234,34 @@ interface LaunchService {
 }
 
 /** Starts one service under supervision (if its entry exists) and waits for its `/healthz`. */
-async function launchService({ name, port, env, options, started, log }: LaunchService): Promise<void> {
+async function launchService({ name, label, port, env, options, started, log }: LaunchService): Promise<void> {
   const entry = path.resolve(REPO_ROOT, options.serviceEntries?.[name] ?? SERVICE_LAYOUT[name].entry);
   if (!existsSync(entry)) {
     log.line(name, `${path.relative(REPO_ROOT, entry)} does not exist; not started`);
     return;
   }
   const { portVariable } = SERVICE_LAYOUT[name];
-  const service = superviseService({ name, entry, port, portVariable, env, log });
+  const service = superviseService({ name, label, entry, port, portVariable, env, log });
   // Recorded before waiting, so that a failed start stops it too.
   started.services.push(service);
   await waitUntil(() => answers200(service.healthUrl, 1000), {
-    what: `${name} /healthz`,
+    what: `${label ?? name} /healthz`,
     timeoutMs: SERVICE_READY_TIMEOUT_MS,
     intervalMs: 200,
     abort: () => (options.signal?.aborted ? 'start cancelled' : undefined),
   });
-  log.line(name, `ready on 127.0.0.1:${port}`);
+  log.line(label ?? name, `ready on 127.0.0.1:${port}`);
+}
+
+/** DATA_PLANE_REPLICAS: how many data-plane processes to run (default 1, at most 16). */
+export function dataPlaneReplicas(env: Record<string, string | undefined>): number {
+  const raw = env.DATA_PLANE_REPLICAS?.trim();
+  if (raw === undefined || raw === '') return 1;
+  const replicas = Number(raw);
+  if (!/^\d+$/.test(raw) || replicas < 1 || replicas > 16) {
+    throw new ConfigError('DATA_PLANE_REPLICAS', `must be a whole number from 1 to 16, got "${raw}"`);
+  }
+  return replicas;
 }
 
 /** Signals every started child to stop, without waiting; safe inside an 'exit' handler. */

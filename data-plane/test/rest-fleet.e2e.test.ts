@@ -1,0 +1,83 @@
+/**
+ * The data plane as a fleet: the harness runs two identical replicas behind
+ * the gateway; a key rotation and a schema change reach each of them, asked
+ * directly on its internal port, within a second.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { startGateway } from '../../deploy/local/src/gateway';
+import { bearer, call } from '../../deploy/test/http';
+import { createTable, restProject, sql, type RestProject } from './rest-fixtures';
+
+let p: RestProject;
+const replicas = () => inject('servicePorts').dataPlanes.map((port) => `http://127.0.0.1:${port}`);
+
+async function direct(base: string, path: string, key: string): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${base}${path}`, { headers: { apikey: key } });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
+/** Polls `check` on every replica until all pass; the time it took. */
+async function everywhereWithin(ms: number, check: (base: string) => Promise<boolean>): Promise<number> {
+  const started = Date.now();
+  await Promise.all(replicas().map((base) => expect.poll(() => check(base), { timeout: ms, interval: 20 }).toBe(true)));
+  return Date.now() - started;
+}
+
+beforeAll(async () => {
+  p = await restProject('fleet');
+  await createTable(p, { name: 'items', columns: [{ name: 'label', type: 'text' }] });
+});
+
+describe('a fleet of data planes', () => {
+  it('runs two replicas, separate processes, both serving the project', async () => {
+    expect(replicas()).toHaveLength(2);
+    const pids = new Set<number>();
+    for (const base of replicas()) {
+      expect((await direct(base, '/rest/v1/items', p.project.anonKey)).status).toBe(200);
+      pids.add(((await (await fetch(`${base}/healthz`)).json()) as { pid: number }).pid);
+    }
+    expect(pids.size).toBe(2);
+  });
+
+  it('has the gateway take the replicas in turn', async () => {
+    // The real gateway in front of two stand-ins that say who they are.
+    const standIns = await Promise.all(['a', 'b'].map(async (name) => {
+      const server = http.createServer((_request, response) => response.end(name));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+    }));
+    const gateway = await startGateway({ host: '127.0.0.1', port: 0, controlPlaneUrl: standIns[0]!.url, dataPlaneUrl: standIns.map((s) => s.url), checkHealth: async () => ({ status: 'ok' }) as never });
+    try {
+      const seen: string[] = [];
+      for (let i = 0; i < 4; i++) seen.push(await (await fetch(`http://127.0.0.1:${gateway.port}/rest/v1/x`)).text());
+      expect(seen).toEqual(['a', 'b', 'a', 'b']);
+    } finally {
+      await gateway.close();
+      for (const s of standIns) s.server.close();
+    }
+  });
+
+  it('stops accepting a rotated key on every replica within a second', async () => {
+    const rotated = await call('POST', `/api/projects/${p.project.id}/keys/rotate`, { headers: bearer(p.operator.token), body: { kind: 'anon' } });
+    expect(rotated.status).toBe(200);
+    const took = await everywhereWithin(1000, async (base) => (await direct(base, '/rest/v1/items', p.project.anonKey)).status === 401);
+    expect(took).toBeLessThan(1000);
+    p.project.anonKey = rotated.body.anonKey;
+    p.anon = { apikey: p.project.anonKey };
+    for (const base of replicas()) expect((await direct(base, '/rest/v1/items', p.project.anonKey)).status).toBe(200);
+  });
+
+  it('shows a schema change on every replica’s schema cache within a second', async () => {
+    // Warm both caches, so that only the event stream can tell them about the change.
+    for (const base of replicas()) expect((await direct(base, '/rest/v1/', p.project.anonKey)).body.paths['/items']).toBeDefined();
+    await sql(p, 'create table gadgets (id int primary key)');
+    const took = await everywhereWithin(1000, async (base) => (await direct(base, '/rest/v1/', p.project.anonKey)).body.paths['/gadgets'] !== undefined);
+    expect(took).toBeLessThan(1000);
+    const added = await call('POST', `/api/projects/${p.project.id}/tables/items/columns`, { headers: bearer(p.operator.token), body: { name: 'price', type: 'int4' } });
+    expect(added.status).toBe(201);
+    await everywhereWithin(1000, async (base) => 'price' in (await direct(base, '/rest/v1/', p.project.anonKey)).body.components.schemas.items.properties);
+  });
+});
