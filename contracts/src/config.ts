@@ -25,6 +25,8 @@ export interface Config {
     accessKeyId: string | undefined;
     secretAccessKey: string | undefined;
     forcePathStyle: boolean;
+    /** The one S3 bucket holding every project's objects (S3_BUCKET, default `baseplane`). */
+    bucket: string;
   };
   platformSecret: string | undefined;
   logLevel: LogLevel;
@@ -99,8 +101,12 @@ export function loadConfig(env: Env): Config {
 
   const storage = text(env, 'STORAGE_BACKEND') ?? 'fs';
   if (storage !== 'fs' && storage !== 's3') throw new ConfigError('STORAGE_BACKEND', `must be fs or s3, got "${storage}"`);
+  // S3_ENDPOINT may be unset here: the local stack then starts its embedded S3 server; services require it.
   const s3Endpoint = url(env, 'S3_ENDPOINT', ['http', 'https']);
-  if (storage === 's3' && s3Endpoint === undefined) throw new ConfigError('S3_ENDPOINT', 'is required when STORAGE_BACKEND=s3');
+  const s3Bucket = text(env, 'S3_BUCKET') ?? 'baseplane';
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(s3Bucket)) {
+    throw new ConfigError('S3_BUCKET', `must be an S3 bucket name (3-63 of a-z, 0-9, ".", "-"), got "${s3Bucket}"`);
+  }
 
   const logLevel = (text(env, 'LOG_LEVEL') ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -130,6 +136,7 @@ export function loadConfig(env: Env): Config {
       accessKeyId: text(env, 'S3_ACCESS_KEY_ID'),
       secretAccessKey: text(env, 'S3_SECRET_ACCESS_KEY'),
       forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', true),
+      bucket: s3Bucket,
     },
     platformSecret,
     logLevel,
@@ -155,6 +162,7 @@ export function loadServiceConfig(env: Env, portVariable: string): ServiceConfig
     if (value === undefined) throw new ConfigError(name, 'is required by this process (the supervisor sets it)');
     return value;
   };
+  if (config.storageBackend === 's3') require(config.s3.endpoint, 'S3_ENDPOINT');
   return {
     ...config,
     databaseUrl: require(config.databaseUrl, 'DATABASE_URL'),

@@ -47,8 +47,11 @@ describe('loadConfig', () => {
     expect(error.message).not.toContain('\n');
   });
 
-  it('requires S3_ENDPOINT for the s3 backend', () => {
-    expect(failure({ STORAGE_BACKEND: 's3' }).variable).toBe('S3_ENDPOINT');
+  it('requires S3_ENDPOINT for the s3 backend in a service, not in the supervisor (which can start one)', () => {
+    expect(loadConfig({ STORAGE_BACKEND: 's3' }).s3).toMatchObject({ endpoint: undefined, bucket: 'baseplane' });
+    const service = { DATABASE_URL: 'postgres://a@b/c', TEMPORAL_ADDRESS: '127.0.0.1:7233', PLATFORM_SECRET: 'x'.repeat(32) };
+    expect(() => loadServiceConfig({ ...service, STORAGE_BACKEND: 's3' }, 'X_PORT')).toThrow(/S3_ENDPOINT/);
+    expect(failure({ S3_BUCKET: 'Not_A_Bucket' }).variable).toBe('S3_BUCKET');
   });
 
   it('never prints a password from a URL', () => {

@@ -31,6 +31,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       env,
       quiet: true,
       logDir,
+      // The storage tests run against the fs store and against this real S3 server.
+      s3Server: true,
       extraServiceEnv: serviceEnvFromJson(process.env.BASEPLANE_TEST_SERVICE_ENV),
     });
   } catch (error) {
@@ -48,6 +50,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('servicePorts', stack.servicePorts);
   project.provide('smtpUrl', stack.smtpUrl);
   project.provide('dataDir', stack.dataDir);
+  project.provide('s3', stack.s3!);
   project.provide('logDir', logDir);
 
   return async () => {

@@ -20,6 +20,8 @@ declare module 'vitest' {
     smtpUrl: string;
     /** The stack's data directory (a fresh temp dir). */
     dataDir: string;
+    /** The embedded S3 server (versitygw) the harness always starts, for the storage tests. */
+    s3: import('../local/src/s3-server').S3Coordinates;
     /** Where each part's log lines go (`<part>.log`). */
     logDir: string;
   }

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * The entry behind `npm start|test|typecheck|bench:*`: makes sure dependencies
- * and the Temporal CLI are there, then runs the TypeScript side. Plain Node, no
+ * The entry behind `npm start|test|typecheck|bench:*`: makes sure dependencies,
+ * the Temporal CLI and (when a stack will start it) versitygw, the embedded S3
+ * server, are there, then runs the TypeScript side. Plain Node, no
  * dependencies: it runs before anything is installed.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -14,6 +15,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PNPM = 'pnpm@10.34.9';
 const TEMPORAL_VERSION = '1.5.1';
+/** versitygw, the embedded S3 server (deploy/local/src/s3-server.ts keeps the same number). */
+const VERSITYGW_VERSION = '1.8.0';
 const USAGE = 'usage: node deploy/local/bin/baseplane.mjs <start|test|typecheck|bench NAME> [args…]';
 
 /** Prints one line and exits: the way every failure of this script ends. */
@@ -87,6 +90,38 @@ async function ensureTemporal() {
   return cached;
 }
 
+/**
+ * Resolves versitygw, the embedded S3 server: env, cache, PATH, else builds it
+ * with Go into the cache (about 5 minutes on 2 cores, once). Only called when a
+ * stack will start it: every `test`, and `start`/`bench` with STORAGE_BACKEND=s3
+ * and no S3_ENDPOINT.
+ */
+async function ensureVersitygw() {
+  if (process.env.BASEPLANE_VERSITYGW_BIN?.trim()) return process.env.BASEPLANE_VERSITYGW_BIN.trim();
+  const cacheRoot = process.env.XDG_CACHE_HOME?.trim() || path.join(os.homedir(), '.cache');
+  const cacheDir = path.join(cacheRoot, 'baseplane', `versitygw-${VERSITYGW_VERSION}`);
+  const cached = path.join(cacheDir, 'versitygw');
+  if (existsSync(cached) && works(cached)) return cached;
+  const onPath = which('versitygw');
+  if (onPath && works(onPath)) return onPath;
+
+  const go = which('go', ['/usr/local/go/bin']);
+  if (!go) fail('Go is needed to build versitygw (the embedded S3 server): install Go, or set BASEPLANE_VERSITYGW_BIN');
+  console.log(`baseplane: building versitygw ${VERSITYGW_VERSION} (S3 server) into ${cacheDir} (first run only; about 5 minutes)…`);
+  const code = await run(go, ['install', `github.com/versity/versitygw/cmd/versitygw@v${VERSITYGW_VERSION}`], {
+    ...process.env,
+    GOBIN: cacheDir,
+  });
+  if (code !== 0 || !works(cached)) fail(`building versitygw failed (go install exited ${code})`);
+  return cached;
+}
+
+/** True when this run's stack starts the embedded S3 server (see ensureVersitygw). */
+function needsS3Server(command) {
+  if (command === 'test') return true;
+  return process.env.STORAGE_BACKEND?.trim() === 's3' && !process.env.S3_ENDPOINT?.trim();
+}
+
 /** `node --import tsx <file> …args` with the tsx resolved from the repo root. */
 function runTypeScript(file, args, env) {
   const tsx = pathToFileURL(createRequire(path.join(REPO_ROOT, 'package.json')).resolve('tsx')).href;
@@ -146,7 +181,8 @@ async function main() {
   if (command === 'typecheck') return typecheck();
 
   const temporalBin = await ensureTemporal();
-  const env = temporalBin ? { ...process.env, BASEPLANE_TEMPORAL_BIN: temporalBin } : process.env;
+  const env = temporalBin ? { ...process.env, BASEPLANE_TEMPORAL_BIN: temporalBin } : { ...process.env };
+  if (needsS3Server(command)) env.BASEPLANE_VERSITYGW_BIN = await ensureVersitygw();
   if (command === 'start') return runTypeScript('deploy/local/src/start.ts', args, env);
   if (command === 'test') return test(args, env);
 

@@ -13,6 +13,7 @@ import { createHealthCheck, nothingReady, type HealthCheck } from './health';
 import { findFreePort, waitUntil, answers200 } from './net';
 import { stopLeftovers } from './orphans';
 import { PLATFORM_DATABASE, startEmbeddedPostgres, type EmbeddedCluster } from './postgres';
+import { resolveS3ServerBin, startS3Server, type S3Coordinates, type S3Server } from './s3-server';
 import { readOrCreateSecretFile } from './secrets';
 import { REPO_ROOT, SERVICE_LAYOUT, superviseService, type ServiceName, type SupervisedService } from './services';
 import { createStackLog, type StackLog, type StackLogOptions } from './stack-log';
@@ -37,6 +38,12 @@ export interface StackOptions extends StackLogOptions {
   serviceEntries?: Partial<Record<ServiceName, string>>;
   /** Cancels a start in progress: what was started is stopped and the promise rejects. */
   signal?: AbortSignal;
+  /**
+   * Start the embedded S3 server even when the services do not use it (the test
+   * harness runs the storage suite against it). It always starts for
+   * STORAGE_BACKEND=s3 without S3_ENDPOINT.
+   */
+  s3Server?: boolean;
 }
 
 /** A running stack. */
@@ -57,11 +64,13 @@ export interface Stack {
   smtpUrl: string;
   /** True when `smtpUrl` is the built-in dev inbox (readable at `GET /api/dev/inbox`). */
   devInbox: boolean;
+  /** The embedded S3 server, when this stack started one; null otherwise. */
+  s3: S3Coordinates | null;
   dataDir: string;
   platformSecret: string;
   /** Internal ports of the services behind the gateway; `dataPlane` is the first of `dataPlanes`, one per replica. */
   servicePorts: { controlPlane: number; worker: number; dataPlane: number; dataPlanes: number[] };
-  /** Stops gateway, services, the dev inbox, Temporal and PostgreSQL, in that order; resolves when all are gone. */
+  /** Stops gateway, services, the dev inbox, the S3 server, Temporal and PostgreSQL, in that order; resolves when all are gone. */
   stop(): Promise<void>;
 }
 
@@ -73,6 +82,7 @@ interface Started {
   services: SupervisedService[];
   health?: HealthCheck;
   devInbox?: DevInbox;
+  s3?: S3Server;
   temporal?: TemporalDevServer;
   postgres?: EmbeddedCluster;
 }
@@ -151,6 +161,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     }
 
     checkCancelled();
+    // STORAGE_BACKEND=s3 without S3_ENDPOINT means the embedded S3 server (README → Configuration).
+    const embeddedS3 = config.storageBackend === 's3' && config.s3.endpoint === undefined;
+    if (embeddedS3 || options.s3Server) {
+      started.s3 = await startS3Server({ bin: resolveS3ServerBin(env), dataDir, log });
+    }
+
+    checkCancelled();
     // Without SMTP_URL, mail goes to the dev inbox. It stores into a table the control
     // plane's migrations create; the data plane, the only sender, starts after those.
     let smtpUrl = config.smtpUrl;
@@ -187,6 +204,15 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     // DEV_INBOX=1 opens GET /api/dev/inbox; it says what this stack runs, not what the caller's env claims.
     if (started.devInbox) serviceEnv.DEV_INBOX = '1';
     else delete serviceEnv.DEV_INBOX;
+    if (embeddedS3 && started.s3) {
+      Object.assign(serviceEnv, {
+        S3_ENDPOINT: started.s3.endpoint,
+        S3_REGION: started.s3.region,
+        S3_ACCESS_KEY_ID: started.s3.accessKeyId,
+        S3_SECRET_ACCESS_KEY: started.s3.secretAccessKey,
+        S3_FORCE_PATH_STYLE: 'true',
+      });
+    }
     const launch = (name: ServiceName, servicePort: number, label?: string) =>
       launchService({ name, label, port: servicePort, env: serviceEnv, options, started, log });
     // The control plane runs the platform migrations at start; the others rely on them.
@@ -210,6 +236,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       tenantDatabaseUrl: tenantDatabaseUrl ?? databaseUrl,
       smtpUrl,
       devInbox: started.devInbox !== undefined,
+      s3: started.s3 ? s3CoordinatesOf(started.s3) : null,
       dataDir,
       platformSecret,
       servicePorts,
@@ -267,6 +294,7 @@ export function dataPlaneReplicas(env: Record<string, string | undefined>): numb
 /** Signals every started child to stop, without waiting; safe inside an 'exit' handler. */
 function stopNow(started: Started): void {
   for (const service of started.services) service.stopNow();
+  started.s3?.stopNow();
   started.temporal?.stopNow();
   started.postgres?.stopNow();
 }
@@ -284,8 +312,15 @@ async function stopAll(started: Started, log: StackLog): Promise<void> {
   await attempt('gateway', started.gateway?.close);
   await Promise.all(started.services.map((service) => attempt(service.name, () => service.stop())));
   await attempt('dev-inbox', started.devInbox?.stop);
+  await attempt('s3', started.s3?.stop);
   await attempt('gateway', started.health?.close);
   await attempt('temporal', started.temporal?.stop);
   await attempt('postgres', started.postgres?.stop);
   await log.close();
+}
+
+/** The coordinates alone, without the process handle (they cross into vitest's `provide`). */
+function s3CoordinatesOf(server: S3Server): S3Coordinates {
+  const { endpoint, region, accessKeyId, secretAccessKey } = server;
+  return { endpoint, region, accessKeyId, secretAccessKey };
 }

@@ -1,0 +1,162 @@
+/**
+ * The embedded object store (`STORAGE_BACKEND=fs`): objects as files under a
+ * root directory (`<DATA_DIR>/storage` in the stack), laid out as
+ * `fs-layout.ts` describes. Uploads stream into a temp file that is renamed
+ * into place only when complete, so a failed upload leaves nothing behind.
+ */
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { listFsObjects } from './fs-listing';
+import { encodeHeader, folderDir, HEADER_BYTES, isMissing, layoutOf, objectFile, OBJECT_TAG, readHeader } from './fs-layout';
+import { assertContentType } from './content-type';
+import { assertFolderPrefix, assertObjectKey, objectNotFound, resolveRange } from './object-keys';
+import type { ByteRange, ListOptions, ListPage, ObjectInfo, ObjectRead, ObjectStore, PutOptions, PutResult } from './object-store';
+import { UploadMeter } from './upload-meter';
+
+/** Opens an object store on the directory `root` (created on first write). */
+export function createFsObjectStore(root: string): ObjectStore {
+  const { objects, uploads } = layoutOf(path.resolve(root));
+
+  /** Removes now-empty folders from `dir` up to the objects directory; stops at the first that is not empty. */
+  const pruneEmptyFolders = async (dir: string): Promise<void> => {
+    for (let current = dir; current.startsWith(objects + path.sep); current = path.dirname(current)) {
+      try {
+        await fs.rmdir(current);
+      } catch {
+        return; // not empty (or already gone): its parents are not empty either
+      }
+    }
+  };
+
+  /** Moves a finished upload into place; a concurrent prune may remove the folder between mkdir and rename. */
+  const moveIntoPlace = async (temp: string, target: string): Promise<void> => {
+    for (let attempt = 0; ; attempt += 1) {
+      await fs.mkdir(path.dirname(target), { recursive: true });
+      try {
+        await fs.rename(temp, target);
+        return;
+      } catch (error) {
+        if (!isMissing(error) || attempt >= 3) throw error;
+      }
+    }
+  };
+
+  const readInfo = async (key: string): Promise<ObjectInfo | undefined> => {
+    let handle: fs.FileHandle;
+    try {
+      handle = await fs.open(objectFile(objects, key), 'r');
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+    try {
+      const [header, stat] = await Promise.all([readHeader(handle), handle.stat()]);
+      return { key, ...header, updatedAt: stat.mtime };
+    } finally {
+      await handle.close();
+    }
+  };
+
+  return {
+    kind: 'fs',
+
+    async put(key: string, body: Readable, options: PutOptions): Promise<PutResult> {
+      assertObjectKey(key);
+      assertContentType(options.contentType);
+      await fs.mkdir(uploads, { recursive: true });
+      const temp = path.join(uploads, `${randomUUID()}.part`);
+      const meter = new UploadMeter(options.maxBytes);
+      const out = createWriteStream(temp, { flags: 'wx' });
+      try {
+        // Room for the header, written for real once size and MD5 are known.
+        out.write(Buffer.alloc(HEADER_BYTES, 0x20));
+        await pipeline(body, meter, out, options.signal ? { signal: options.signal } : {});
+        const result = { size: meter.bytes, etag: meter.md5() };
+        const handle = await fs.open(temp, 'r+');
+        try {
+          await handle.write(encodeHeader({ contentType: options.contentType, ...result }), 0, HEADER_BYTES, 0);
+        } finally {
+          await handle.close();
+        }
+        await moveIntoPlace(temp, objectFile(objects, key));
+        return result;
+      } catch (error) {
+        // Only once the stream has closed its file: removed earlier, a late open would create it again.
+        if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
+        await fs.rm(temp, { force: true });
+        throw error;
+      }
+    },
+
+    async get(key: string, range?: ByteRange): Promise<ObjectRead> {
+      assertObjectKey(key);
+      let handle: fs.FileHandle;
+      try {
+        handle = await fs.open(objectFile(objects, key), 'r');
+      } catch (error) {
+        if (isMissing(error)) throw objectNotFound();
+        throw error;
+      }
+      try {
+        const [header, stat] = await Promise.all([readHeader(handle), handle.stat()]);
+        const resolved = range ? resolveRange(range, header.size) : undefined;
+        // The file is never rewritten in place (a put renames a new one over it), so this handle reads one version.
+        const body = resolved
+          ? handle.createReadStream({ start: HEADER_BYTES + resolved.start, end: HEADER_BYTES + resolved.end })
+          : handle.createReadStream({ start: HEADER_BYTES });
+        return { body, ...header, updatedAt: stat.mtime, ...(resolved ? { range: resolved } : {}) };
+      } catch (error) {
+        await handle.close();
+        throw error;
+      }
+    },
+
+    async head(key: string): Promise<ObjectInfo | undefined> {
+      assertObjectKey(key);
+      return readInfo(key);
+    },
+
+    list(options: ListOptions): Promise<ListPage> {
+      return listFsObjects(objects, options, readInfo);
+    },
+
+    async deleteMany(keys: readonly string[]): Promise<string[]> {
+      keys.forEach(assertObjectKey);
+      for (const key of keys) {
+        const file = objectFile(objects, key);
+        try {
+          await fs.unlink(file);
+        } catch (error) {
+          if (!isMissing(error)) throw error;
+        }
+        await pruneEmptyFolders(path.dirname(file));
+      }
+      return [...keys];
+    },
+
+    async deletePrefix(prefix: string): Promise<number> {
+      assertFolderPrefix(prefix);
+      const dir = folderDir(objects, prefix);
+      // Renamed away first, so the folder disappears at once rather than file by file.
+      await fs.mkdir(uploads, { recursive: true });
+      const trash = path.join(uploads, `${randomUUID()}.deleting`);
+      try {
+        await fs.rename(dir, trash);
+      } catch (error) {
+        if (isMissing(error)) return 0;
+        throw error;
+      }
+      const entries = await fs.readdir(trash, { recursive: true, withFileTypes: true });
+      const count = entries.filter((entry) => entry.isFile() && entry.name.endsWith(OBJECT_TAG)).length;
+      await fs.rm(trash, { recursive: true, force: true });
+      await pruneEmptyFolders(path.dirname(dir));
+      return count;
+    },
+
+    async close(): Promise<void> {},
+  };
+}

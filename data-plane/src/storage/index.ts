@@ -1,0 +1,25 @@
+/**
+ * Storage's object stores: the interface, the two backends and the key layout,
+ * plus {@link openObjectStore} choosing the backend from the configuration.
+ */
+import path from 'node:path';
+import type { Config } from '@baseplane/contracts';
+import { createFsObjectStore } from './fs-object-store';
+import type { ObjectStore } from './object-store';
+import { openS3ObjectStore } from './s3-object-store';
+
+export * from './object-store';
+export { bucketPrefix, objectKey, projectPrefix } from './object-keys';
+export { createFsObjectStore } from './fs-object-store';
+export { openS3ObjectStore, type S3ObjectStoreOptions } from './s3-object-store';
+
+/** Directory of the fs store under DATA_DIR. */
+export const FS_STORAGE_DIR = 'storage';
+
+/** The store STORAGE_BACKEND names: files under `<DATA_DIR>/storage`, or the S3 bucket of the S3_* variables. */
+export function openObjectStore(config: Config): Promise<ObjectStore> {
+  if (config.storageBackend === 'fs') {
+    return Promise.resolve(createFsObjectStore(path.join(config.dataDir, FS_STORAGE_DIR)));
+  }
+  return openS3ObjectStore({ ...config.s3 });
+}

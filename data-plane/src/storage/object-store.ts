@@ -1,0 +1,103 @@
+/**
+ * The object store behind Storage (API.md → Storage): the one interface the
+ * storage API talks to, implemented on the filesystem (`fs-object-store.ts`)
+ * and on any S3-compatible service (`s3-object-store.ts`). Bodies are streams
+ * both ways, so no object is ever held whole in memory.
+ */
+import type { Readable } from 'node:stream';
+
+/** What {@link ObjectStore.put} records and {@link ObjectStore.head} reads back. */
+export interface ObjectInfo {
+  /** The full key, `<projectId>/<bucket>/<path>` for the storage API (see `object-keys.ts`). */
+  key: string;
+  /** Bytes of the whole object. */
+  size: number;
+  /** Opaque version tag without quotes: MD5 hex on `fs`; on S3 what the server says (MD5 hex, `<md5>-<parts>` when multipart). */
+  etag: string;
+  contentType: string;
+  updatedAt: Date;
+}
+
+/** An object as a listing sees it; S3 listings carry no content type, so neither does this. */
+export type ListedObject = Omit<ObjectInfo, 'contentType'>;
+
+/** Options of {@link ObjectStore.put}. */
+export interface PutOptions {
+  contentType: string;
+  /** More bytes than this fails the upload with ApiError 413 `payload_too_large`, leaving nothing stored. */
+  maxBytes?: number;
+  /** Aborting fails the upload and leaves nothing stored. */
+  signal?: AbortSignal;
+}
+
+/** What a successful {@link ObjectStore.put} stored. */
+export interface PutResult {
+  size: number;
+  etag: string;
+}
+
+/**
+ * A byte range as HTTP `Range: bytes=` says it: `{start, end}` (both inclusive,
+ * `end` clamped to the object), `{start}` to the end, or `{suffixLength}` for the
+ * last bytes.
+ */
+export type ByteRange = { start: number; end?: number } | { suffixLength: number };
+
+/** An object being read: its body and what the answer's headers need. */
+export interface ObjectRead {
+  body: Readable;
+  contentType: string;
+  /** Size of the whole object (`Content-Range: bytes a-b/<size>`). */
+  size: number;
+  etag: string;
+  updatedAt: Date;
+  /** The bytes `body` carries, inclusive; absent when no range was asked for. */
+  range?: { start: number; end: number };
+}
+
+/** Options of {@link ObjectStore.list}. */
+export interface ListOptions {
+  /** Only keys starting with this string (not necessarily at a `/`). */
+  prefix: string;
+  /** Group keys at the next `/` after the prefix into `prefixes`, like a folder view. */
+  folders?: boolean;
+  /** Most entries (objects and prefixes together) per page; 1-1000, default 1000. */
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+/** One page of a listing, in key order (UTF-8 byte order, as S3 sorts). */
+export interface ListPage {
+  objects: ListedObject[];
+  /** With `folders`: the folders directly under the prefix, each ending in `/`. */
+  prefixes: string[];
+  /** Set when there is more: pass it as `cursor` for the next page. */
+  nextCursor?: string;
+}
+
+/** Where objects live; keys are validated by {@link assertObjectKey} in every implementation. */
+export interface ObjectStore {
+  /** `fs` or `s3`: which implementation this is (for logs and health). */
+  readonly kind: 'fs' | 's3';
+  /**
+   * Streams `body` into the object at `key`, replacing any object there only
+   * once the whole body has arrived: a failed, aborted or oversized upload
+   * leaves the previous state untouched.
+   */
+  put(key: string, body: Readable, options: PutOptions): Promise<PutResult>;
+  /** Streams the object (or `range` of it); ApiError 404 when absent, 416 when the range starts past the end. */
+  get(key: string, range?: ByteRange): Promise<ObjectRead>;
+  /** The object's metadata, or undefined when there is none. */
+  head(key: string): Promise<ObjectInfo | undefined>;
+  /** A page of the keys under `prefix`. */
+  list(options: ListOptions): Promise<ListPage>;
+  /** Deletes these keys; an absent key is not an error (as in S3). Resolves to the keys asked for. */
+  deleteMany(keys: readonly string[]): Promise<string[]>;
+  /** Deletes every object whose key starts with `prefix` (non-empty, ending in `/`); resolves to how many. */
+  deletePrefix(prefix: string): Promise<number>;
+  /** Releases connections; the store is not used afterwards. */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_LIST_LIMIT = 1000;

@@ -1,0 +1,255 @@
+/**
+ * The object store on any S3-compatible service (`STORAGE_BACKEND=s3`): every
+ * object of every project in one S3 bucket, under the keys of `object-keys.ts`.
+ * Uploads go through `@aws-sdk/lib-storage` as streamed multipart uploads, so
+ * memory holds a few parts at most whatever the object's size.
+ */
+import {
+  CreateBucketCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream';
+import { assertContentType } from './content-type';
+import {
+  assertFolderPrefix,
+  assertListPrefix,
+  assertObjectKey,
+  listLimit,
+  objectNotFound,
+  rangeHeader,
+  rangeNotSatisfiable,
+  resolveRange,
+} from './object-keys';
+import type { ByteRange, ListOptions, ListPage, ObjectInfo, ObjectRead, ObjectStore, PutOptions, PutResult } from './object-store';
+import { UploadMeter } from './upload-meter';
+
+/** Where the S3 store keeps objects and how it reaches the service. */
+export interface S3ObjectStoreOptions {
+  /** e.g. `http://127.0.0.1:9000`; undefined means AWS itself. */
+  endpoint: string | undefined;
+  region: string;
+  /** Undefined uses the SDK's default credential chain (environment, profile, instance role). */
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
+  /** `http://host/bucket/key` rather than `http://bucket.host/key`; what most self-hosted servers want. */
+  forcePathStyle: boolean;
+  /** The one S3 bucket holding every project's objects; created when missing. */
+  bucket: string;
+}
+
+/**
+ * Parts of 5 MiB (S3's minimum), one sending while the next fills: an upload holds
+ * about 10 MiB however large it is. More in flight bought no speed against a local server.
+ */
+const PART_BYTES = 5 * 1024 * 1024;
+const PARTS_IN_FLIGHT = 1;
+/** DeleteObjects takes at most this many keys per request. */
+const DELETE_BATCH = 1000;
+
+/** Opens the store: checks the service answers and creates the bucket when it does not exist yet. */
+export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<ObjectStore> {
+  const client = new S3Client({
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    region: options.region,
+    forcePathStyle: options.forcePathStyle,
+    ...(options.accessKeyId && options.secretAccessKey
+      ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }
+      : {}),
+    // The SDK's default CRC32 trailers are not understood by every S3-compatible server;
+    // integrity is covered by TCP and Content-Length, and MD5 etags for single-part objects.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+  const Bucket = options.bucket;
+  try {
+    await ensureBucket(client, Bucket);
+  } catch (error) {
+    client.destroy();
+    throw new Error(`S3 at ${options.endpoint ?? 'AWS'}: cannot use bucket "${Bucket}": ${describe(error)}`);
+  }
+
+  const headInfo = async (key: string): Promise<ObjectInfo | undefined> => {
+    try {
+      const head = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
+      return {
+        key,
+        size: head.ContentLength ?? 0,
+        etag: unquote(head.ETag),
+        contentType: head.ContentType ?? 'application/octet-stream',
+        updatedAt: head.LastModified ?? new Date(0),
+      };
+    } catch (error) {
+      if (statusOf(error) === 404) return undefined;
+      throw error;
+    }
+  };
+
+  return {
+    kind: 's3',
+
+    async put(key: string, body: Readable, putOptions: PutOptions): Promise<PutResult> {
+      assertObjectKey(key);
+      assertContentType(putOptions.contentType);
+      const meter = new UploadMeter(putOptions.maxBytes);
+      // A failing or aborted source fails the meter, which fails the upload; the Upload then
+      // aborts its multipart upload (or never sends its single PUT), so nothing is stored.
+      pipeline(body, meter, () => {});
+      const onAbort = () => meter.destroy(abortError());
+      putOptions.signal?.addEventListener('abort', onAbort, { once: true });
+      const upload = new Upload({
+        client,
+        params: { Bucket, Key: key, Body: meter, ContentType: putOptions.contentType },
+        partSize: PART_BYTES,
+        queueSize: PARTS_IN_FLIGHT,
+        leavePartsOnError: false,
+      });
+      try {
+        if (putOptions.signal?.aborted) onAbort();
+        const done = await upload.done();
+        return { size: meter.bytes, etag: unquote(done.ETag) };
+      } catch (error) {
+        // The service failed mid-way: stop reading the source too, so the sender is not left hanging.
+        meter.destroy();
+        throw error;
+      } finally {
+        putOptions.signal?.removeEventListener('abort', onAbort);
+      }
+    },
+
+    async get(key: string, range?: ByteRange): Promise<ObjectRead> {
+      assertObjectKey(key);
+      // Checked here too, because S3 answers 200 with the whole object to a range it cannot parse.
+      if (range && 'start' in range && (range.start < 0 || (range.end !== undefined && range.end < range.start))) {
+        throw rangeNotSatisfiable((await headInfo(key))?.size ?? 0);
+      }
+      try {
+        const answer = await client.send(
+          new GetObjectCommand({ Bucket, Key: key, ...(range ? { Range: rangeHeader(range) } : {}) }),
+        );
+        const contentRange = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(answer.ContentRange ?? '');
+        const size = contentRange ? Number(contentRange[3]) : (answer.ContentLength ?? 0);
+        return {
+          body: answer.Body as Readable,
+          contentType: answer.ContentType ?? 'application/octet-stream',
+          size,
+          etag: unquote(answer.ETag),
+          updatedAt: answer.LastModified ?? new Date(0),
+          ...(range ? { range: contentRange ? { start: Number(contentRange[1]), end: Number(contentRange[2]) } : resolveRange(range, size) } : {}),
+        };
+      } catch (error) {
+        const status = statusOf(error);
+        if (status === 404) throw objectNotFound();
+        if (status === 416) throw rangeNotSatisfiable((await headInfo(key))?.size ?? 0);
+        throw error;
+      }
+    },
+
+    async head(key: string): Promise<ObjectInfo | undefined> {
+      assertObjectKey(key);
+      return headInfo(key);
+    },
+
+    async list(listOptions: ListOptions): Promise<ListPage> {
+      assertListPrefix(listOptions.prefix);
+      const answer = await client.send(
+        new ListObjectsV2Command({
+          Bucket,
+          Prefix: listOptions.prefix,
+          MaxKeys: listLimit(listOptions),
+          ...(listOptions.folders ? { Delimiter: '/' } : {}),
+          ...(listOptions.cursor ? { ContinuationToken: listOptions.cursor } : {}),
+        }),
+      );
+      return {
+        objects: (answer.Contents ?? []).map((object) => ({
+          key: object.Key!,
+          size: object.Size ?? 0,
+          etag: unquote(object.ETag),
+          updatedAt: object.LastModified ?? new Date(0),
+        })),
+        prefixes: (answer.CommonPrefixes ?? []).map((common) => common.Prefix!),
+        ...(answer.IsTruncated && answer.NextContinuationToken ? { nextCursor: answer.NextContinuationToken } : {}),
+      };
+    },
+
+    async deleteMany(keys: readonly string[]): Promise<string[]> {
+      keys.forEach(assertObjectKey);
+      for (let at = 0; at < keys.length; at += DELETE_BATCH) {
+        await deleteBatch(client, Bucket, keys.slice(at, at + DELETE_BATCH));
+      }
+      return [...keys];
+    },
+
+    async deletePrefix(prefix: string): Promise<number> {
+      assertFolderPrefix(prefix);
+      let deleted = 0;
+      // Always the first page again: what was deleted no longer lists, and no token goes stale.
+      for (;;) {
+        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, MaxKeys: DELETE_BATCH }));
+        const keys = (page.Contents ?? []).map((object) => object.Key!);
+        if (keys.length === 0) return deleted;
+        await deleteBatch(client, Bucket, keys);
+        deleted += keys.length;
+      }
+    },
+
+    async close(): Promise<void> {
+      client.destroy();
+    },
+  };
+}
+
+async function ensureBucket(client: S3Client, Bucket: string): Promise<void> {
+  try {
+    await client.send(new HeadBucketCommand({ Bucket }));
+    return;
+  } catch (error) {
+    if (statusOf(error) !== 404) throw error;
+  }
+  try {
+    await client.send(new CreateBucketCommand({ Bucket }));
+  } catch (error) {
+    // Another replica created it in between.
+    if (!(error instanceof S3ServiceException && error.name === 'BucketAlreadyOwnedByYou')) throw error;
+  }
+}
+
+async function deleteBatch(client: S3Client, Bucket: string, keys: string[]): Promise<void> {
+  const answer = await client.send(
+    new DeleteObjectsCommand({ Bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }),
+  );
+  const failed = answer.Errors ?? [];
+  if (failed.length > 0) {
+    const first = failed[0]!;
+    throw new Error(`S3 refused to delete ${failed.length} object(s), e.g. "${first.Key}": ${first.Code} ${first.Message ?? ''}`.trim());
+  }
+}
+
+/** The HTTP status of an SDK error, if it carries one. */
+function statusOf(error: unknown): number | undefined {
+  return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+}
+
+/** One line about an SDK or network error. */
+function describe(error: unknown): string {
+  const status = statusOf(error);
+  const message = error instanceof Error ? error.message || error.name : String(error);
+  return status === undefined ? message : `${status} ${message}`;
+}
+
+/** What an aborted upload fails with, like Node's own aborted streams. */
+function abortError(): Error {
+  return Object.assign(new Error('upload aborted'), { name: 'AbortError' });
+}
+
+function unquote(etag: string | undefined): string {
+  return (etag ?? '').replace(/^"|"$/g, '');
+}
