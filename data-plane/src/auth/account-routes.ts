@@ -72,11 +72,9 @@ async function verifyEmailChange(deps: AuthDependencies, request: FastifyRequest
 }
 
 async function reauth(deps: AuthDependencies, request: FastifyRequest) {
-  const { project, claims } = await authenticate(deps, request);
+  const { project, claims, user } = await authenticate(deps, request);
   await limit(deps, project, issueLimits(request, 'reauthentication', claims.sub));
   await deps.tenants.transaction(project.projectId, async (tx) => {
-    const user = await store.findUser(tx, claims.sub);
-    if (!user) throw noUser();
     const code = await deps.codes.issue(tx, project.projectId, 'reauthentication', user.email, user.id, project.authSettings.otpTtl);
     await mailCode(deps, project, 'reauthentication', user.email, code);
   });

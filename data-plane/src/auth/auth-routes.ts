@@ -111,10 +111,7 @@ async function refresh(deps: AuthDependencies, request: FastifyRequest): Promise
 }
 
 async function me(deps: AuthDependencies, request: FastifyRequest) {
-  const { project, claims } = await authenticate(deps, request);
-  const user = await deps.tenants.transaction(project.projectId, (tx) => store.findUser(tx, claims.sub));
-  if (!user) throw new ApiError(401, 'invalid_token', 'the user of this token no longer exists');
-  return store.publicUser(user);
+  return store.publicUser((await authenticate(deps, request)).user);
 }
 
 async function logout(deps: AuthDependencies, request: FastifyRequest): Promise<void> {

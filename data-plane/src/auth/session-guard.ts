@@ -15,6 +15,8 @@ import type { AuthDependencies } from './dependencies';
 export interface SignedIn {
   project: DirectoryEntry;
   claims: AccessTokenClaims;
+  /** The user as the request found them. */
+  user: store.StoredUser;
 }
 
 export async function authenticate(deps: AuthDependencies, request: FastifyRequest): Promise<SignedIn> {
@@ -23,9 +25,9 @@ export async function authenticate(deps: AuthDependencies, request: FastifyReque
   const token = match[1]!;
   const project = apiKeyOf(request) ? resolveProject(deps.directory, request).project : projectOfToken(deps.directory, token);
   const claims = await deps.tokens.verify(project, token);
-  const live = await deps.tenants.transaction(project.projectId, (tx) => store.sessionIsLive(tx, claims.session_id));
-  if (!live) throw new ApiError(401, 'invalid_token', 'the session of this token has ended');
-  return { project, claims };
+  const user = await deps.tenants.read(project.projectId, (db) => store.findSessionUser(db, claims.session_id, claims.sub));
+  if (!user) throw new ApiError(401, 'invalid_token', 'the session of this token has ended');
+  return { project, claims, user };
 }
 
 /** The project a token names, before its signature is checked (verify() checks it against that project's keys). */

@@ -29,6 +29,17 @@ export class OwnerPools {
     return inTransaction(this.pool(projectId), work, unreachable);
   }
 
+  /** Runs `work` on the pool itself, each statement on its own (no transaction): for single reads on the hot path. */
+  async read<T>(projectId: string, work: (pool: pg.Pool) => Promise<T>): Promise<T> {
+    try {
+      return await work(this.pool(projectId));
+    } catch (error) {
+      // Ours and a statement's own error (a SQLSTATE) pass; one that never reached the database is the project being unavailable.
+      if (error instanceof ApiError || /^[0-9A-Z]{5}$/.test(String((error as { code?: unknown }).code))) throw error;
+      throw unreachable();
+    }
+  }
+
   async closeAll(): Promise<void> {
     const pools = [...this.pools.values()];
     this.pools.clear();
