@@ -66,3 +66,38 @@ export function run(main: () => Promise<void>): void {
     process.exit(1);
   });
 }
+
+/** What a closed-loop load run measured. */
+export interface LoadResult {
+  requests: number;
+  perSecond: number;
+  latencies: number[];
+}
+
+/**
+ * Closed-loop load: `clients` loops, each sending its next request as soon as
+ * the last one answered, for `seconds`. `send(client)` performs one request
+ * and throws when the answer is not the expected one (the run then fails).
+ */
+export async function closedLoop(clients: number, seconds: number, send: (client: number) => Promise<void>): Promise<LoadResult> {
+  const latencies: number[] = [];
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, client) => {
+      while (performance.now() < deadline) {
+        const sent = performance.now();
+        await send(client);
+        latencies.push(performance.now() - sent);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  return { requests: latencies.length, perSecond: latencies.length / elapsed, latencies };
+}
+
+export function printLoad(label: string, result: LoadResult): void {
+  console.log(
+    `${label.padEnd(48)} ${result.perSecond.toFixed(0).padStart(6)} /s   p50 ${ms(percentile(result.latencies, 50)).padStart(9)}   p99 ${ms(percentile(result.latencies, 99)).padStart(9)}   (n=${result.requests})`,
+  );
+}
