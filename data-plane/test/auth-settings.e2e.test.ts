@@ -178,3 +178,25 @@ describe('the project’s own SMTP server', () => {
     expect(await codeFor(operator.token, email)).toMatch(/^\d{6}$/);
   });
 });
+
+describe('the fleet', () => {
+  it('has a settings change on every data-plane replica within a second', async () => {
+    const replicas = inject('servicePorts').dataPlanes.map((port) => `http://127.0.0.1:${port}`);
+    expect(replicas.length).toBeGreaterThanOrEqual(2);
+    // Asked directly on each replica's port, not through the gateway.
+    const refusesShort = async (base: string) => {
+      const response = await fetch(`${base}/rest/v1/auth/signup`, {
+        method: 'POST',
+        headers: { apikey: project.anonKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: address(), password: 'twenty characters ok' }),
+      });
+      return response.status === 400 && ((await response.json()) as { code: string }).code === 'weak_password';
+    };
+    try {
+      await settle({ passwordMinLength: 30 }, async () => (await Promise.all(replicas.map(refusesShort))).every(Boolean));
+    } finally {
+      await call('PATCH', `/api/projects/${project.id}/auth/settings`, { headers: bearer(operator.token), body: { passwordMinLength: 8 } });
+    }
+  });
+});
+
