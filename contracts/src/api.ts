@@ -86,3 +86,14 @@ export interface OperationRecord {
   finishedAt: string | null;
   error: unknown;
 }
+
+/** One message the local stack's dev inbox received (`GET /api/dev/inbox`). */
+export interface DevInboxMessage {
+  id: string;
+  to: string[];
+  subject: string;
+  text: string;
+  html: string | null;
+  /** When the inbox received it (ISO-8601, UTC). */
+  at: string;
+}

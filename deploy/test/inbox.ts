@@ -3,20 +3,12 @@
  * (`GET /api/dev/inbox?to=`), as a user would read their mail.
  */
 import { expect } from 'vitest';
+import type { DevInboxMessage } from '@baseplane/contracts';
 import { bearer, call } from './http';
 
-export interface InboxMessage {
-  id: string;
-  to: string[];
-  subject: string;
-  text: string;
-  html: string | null;
-  at: string;
-}
-
 /** Messages to `to`, newest first. */
-export async function inbox(operatorToken: string, to: string): Promise<InboxMessage[]> {
-  const answer = await call<InboxMessage[]>('GET', `/api/dev/inbox?to=${encodeURIComponent(to)}`, { headers: bearer(operatorToken) });
+export async function inbox(operatorToken: string, to: string): Promise<DevInboxMessage[]> {
+  const answer = await call<DevInboxMessage[]>('GET', `/api/dev/inbox?to=${encodeURIComponent(to)}`, { headers: bearer(operatorToken) });
   expect(answer.status, answer.text).toBe(200);
   return answer.body;
 }

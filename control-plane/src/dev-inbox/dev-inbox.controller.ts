@@ -7,23 +7,12 @@ import { Controller, Get, Inject, Query, Req, forwardRef } from '@nestjs/common'
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
-import { notFound } from '@baseplane/contracts';
+import { notFound, type DevInboxMessage } from '@baseplane/contracts';
 import { PG_POOL } from '../app.module';
 import { CallerResolver } from '../http/caller';
 import { validate } from '../http/validate';
 
 const DevInboxQuery = Type.Object({ to: Type.Optional(Type.String({ maxLength: 320 })) }, { additionalProperties: false });
-
-/** One received message, as the API answers it. */
-export interface DevInboxMessage {
-  id: string;
-  to: string[];
-  subject: string;
-  text: string;
-  html: string | null;
-  /** When the inbox received it (ISO-8601, UTC). */
-  at: string;
-}
 
 /** The newest messages are enough to find a code; an old inbox is not sent whole. */
 const MAX_MESSAGES = 100;
