@@ -83,7 +83,9 @@ export interface ObjectStore {
   /**
    * Streams `body` into the object at `key`, replacing any object there only
    * once the whole body has arrived: a failed, aborted or oversized upload
-   * leaves the previous state untouched.
+   * leaves the previous state untouched. An object `a` and objects under `a/` may
+   * both exist on fs and on S3 proper; a filesystem-backed S3 server (versitygw)
+   * refuses the second with ApiError 409 `already_exists`.
    */
   put(key: string, body: Readable, options: PutOptions): Promise<PutResult>;
   /** Streams the object (or `range` of it); ApiError 404 when absent, 416 when the range starts past the end. */

@@ -15,6 +15,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { ApiError } from '@baseplane/contracts';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { assertContentType } from './content-type';
@@ -118,6 +119,8 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
       } catch (error) {
         // The service failed mid-way: stop reading the source too, so the sender is not left hanging.
         meter.destroy();
+        // Filesystem-backed servers (versitygw's posix backend) cannot hold both `a` and `a/b`.
+        if (statusOf(error) === 409) throw nameTakenByFolderOrObject(key, describe(error));
         throw error;
       } finally {
         putOptions.signal?.removeEventListener('abort', onAbort);
@@ -243,6 +246,13 @@ function describe(error: unknown): string {
   const status = statusOf(error);
   const message = error instanceof Error ? error.message || error.name : String(error);
   return status === undefined ? message : `${status} ${message}`;
+}
+
+/** ApiError 409 for a key whose name (or a parent's) is taken by a folder or an object on the server. */
+function nameTakenByFolderOrObject(key: string, reason: string): ApiError {
+  return new ApiError(409, 'already_exists', `"${key}" clashes with a folder or object of the same name on this S3 server`, {
+    reason,
+  });
 }
 
 /** What an aborted upload fails with, like Node's own aborted streams. */
