@@ -4,7 +4,7 @@
  * `<dataDir>/s3`. Started when STORAGE_BACKEND=s3 has no S3_ENDPOINT, and by
  * the test harness so that the storage tests run against a real S3 service.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -68,6 +68,7 @@ export async function startS3Server(options: S3ServerOptions): Promise<S3Server>
   const stateDir = path.join(options.dataDir, 's3');
   const bucketsDir = path.join(stateDir, 'buckets');
   await fs.mkdir(bucketsDir, { recursive: true });
+  await stopLeftoverServer(bucketsDir, log);
   // Kept with the data: objects record their owner's key, so a restart must come back with the same account.
   const secretAccessKey = await readOrCreateSecretFile(path.join(stateDir, 'root-secret'), 30);
   const port = await findFreePort();
@@ -125,4 +126,44 @@ export async function startS3Server(options: S3ServerOptions): Promise<S3Server>
   started = true;
   log.line('s3', `ready on ${endpoint} (versitygw, data in ${bucketsDir})`);
   return server;
+}
+
+/**
+ * Ends a versitygw that an earlier stack on the same data left running when its
+ * supervisor was killed outright (it runs in its own process group, so it
+ * outlives a kill -9): nothing locks the buckets directory, so without this
+ * every such restart would leave one more server behind. Linux /proc only.
+ */
+async function stopLeftoverServer(bucketsDir: string, log: StackLog): Promise<void> {
+  if (!existsSync('/proc')) return;
+  const marker = `\0posix\0${bucketsDir}\0`;
+  const leftovers = readdirSync('/proc')
+    .map(Number)
+    .filter((pid) => Number.isInteger(pid) && pid !== process.pid)
+    .filter((pid) => {
+      try {
+        return `\0${readFileSync(`/proc/${pid}/cmdline`, 'utf8')}`.includes(marker);
+      } catch {
+        return false; // gone while we looked, or not ours to read
+      }
+    });
+  for (const pid of leftovers) {
+    log.line('s3', `stopping pid ${pid} left over from an earlier run on this data`);
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      // Already gone.
+    }
+  }
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+    } catch {
+      return false;
+    }
+  };
+  const deadline = Date.now() + STOP_GRACE_MS;
+  while (leftovers.some(alive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (const pid of leftovers.filter(alive)) process.kill(pid, 'SIGKILL');
 }
