@@ -28,6 +28,10 @@ export interface DataPoolOptions {
   statementTimeoutMs?: number;
 }
 
+/** Role and claims for this transaction only: `set_config(…, true)` is SET LOCAL, and both values travel as parameters. */
+const SETUP = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)";
+const EMPTY_ROW: StatementRow = { body: null, page_count: 0, total: null };
+
 const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
 
 /** Statement names by text, so each connection parses a statement shape once. */
@@ -56,6 +60,7 @@ export class DataPools {
   private pool(projectId: string): pg.Pool {
     let pool = this.pools.get(projectId);
     if (!pool) {
+      // `pipeline` is pg ≥ 8.20's; its type definitions do not list it yet.
       pool = new pg.Pool({
         connectionString: tenantOwnerUrl(this.tenantClusterUrl, 'authenticator', this.password, tenantDatabaseName(projectId)),
         max: this.options.maxConnections ?? 10,
@@ -64,7 +69,9 @@ export class DataPools {
         maxUses: 20_000,
         statement_timeout: this.options.statementTimeoutMs ?? 15_000,
         application_name: 'baseplane-data-plane',
-      });
+        // Queries go out without waiting for the previous answer: a request's transaction is one round trip.
+        pipeline: true,
+      } as pg.PoolConfig);
       pool.on('error', () => undefined);
       this.pools.set(projectId, pool);
     }
@@ -75,6 +82,11 @@ export class DataPools {
    * Runs `statement` as `caller` in one transaction (read-only for reads) and
    * returns its one row. Database errors come back mapped (db-errors.ts);
    * `beforeCommit` may refuse the row, which rolls the transaction back.
+   *
+   * The connections run in pg's pipeline mode: BEGIN, the role and claims
+   * (`set_config(…, true)` is SET LOCAL), the statement and COMMIT go out
+   * together and come back in one round trip. A failed statement makes the
+   * COMMIT a rollback, so nothing of it stays.
    */
   async run(projectId: string, caller: Caller, statement: Statement, readOnly: boolean, beforeCommit?: (row: StatementRow) => void): Promise<StatementRow> {
     let client: pg.PoolClient;
@@ -86,26 +98,46 @@ export class DataPools {
     const lost = () => undefined;
     client.on('error', lost);
     let broken = false;
+    const settled: Array<Promise<unknown>> = [];
+    const send = <R extends pg.QueryResultRow>(query: pg.QueryConfig) => {
+      const sent = client.query<R>(query);
+      settled.push(sent.catch(() => undefined));
+      return sent;
+    };
     try {
-      // One round trip for the transaction's setup. The role is one of three words; the claims
-      // are our own verified token's, quoted by the driver (a simple query cannot take parameters).
-      const claims = caller.claims ? `; select set_config('request.jwt.claims', ${client.escapeLiteral(JSON.stringify(caller.claims))}, true)` : '';
-      await client.query(`begin${readOnly ? ' read only' : ''}; set local role ${caller.role}${claims}`);
+      void send({ text: readOnly ? 'begin read only' : 'begin' });
+      void send({ text: SETUP, values: [caller.role, caller.claims ? JSON.stringify(caller.claims) : ''] });
       const name = statementName(statement.text);
-      const result = await client.query<StatementRow>(name ? { name, text: statement.text, values: statement.values } : { text: statement.text, values: statement.values });
-      const row = result.rows[0] ?? { body: null, page_count: 0, total: null };
-      beforeCommit?.(row);
-      await client.query('commit');
+      const result = send<StatementRow>(name ? { name, text: statement.text, values: statement.values } : { text: statement.text, values: statement.values });
+      if (!beforeCommit) {
+        const commit = send({ text: 'commit' });
+        const row = (await result).rows[0] ?? EMPTY_ROW;
+        await commit;
+        return row;
+      }
+      const row = (await result).rows[0] ?? EMPTY_ROW;
+      try {
+        beforeCommit(row);
+      } catch (refusal) {
+        await send({ text: 'rollback' });
+        throw refusal;
+      }
+      await send({ text: 'commit' });
       return row;
     } catch (error) {
-      await client.query('rollback').catch(() => {
-        broken = true;
-      });
+      // Whatever was sent behind the failure has to be answered before the connection is reused.
+      await Promise.all(settled);
+      if (error instanceof ApiError) {
+        await client.query('rollback').catch(() => { broken = true; });
+        throw error;
+      }
       const mapped = databaseError(error, caller.role);
+      await client.query('rollback').catch(() => { broken = true; });
       if (mapped) throw mapped;
-      if ((error as { code?: string }).code === undefined) broken = true;
-      throw error instanceof ApiError ? error : unreachable();
+      broken = true;
+      throw unreachable();
     } finally {
+      await Promise.all(settled);
       client.off('error', lost);
       client.release(broken);
     }

@@ -1,0 +1,110 @@
+/**
+ * Stage 1, parse: the PostgREST grammar of select, filters, logic trees,
+ * order, paging, Prefer and Accept, and the refusals of malformed input.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseFilter, parseLogic, parseOrder, parseSelect, splitTopLevel } from '../src/rest/grammar';
+import { parseAccept, parseRequest, type RawRequest } from '../src/rest/parse';
+
+const raw = (query: string, more: Partial<RawRequest> = {}): RawRequest => ({ method: 'GET', target: 'posts', rpc: false, query, headers: {}, ...more });
+
+describe('select', () => {
+  it('reads columns, aliases, casts, stars and embeddings with hints and !inner', () => {
+    expect(parseSelect(undefined)).toEqual([{ kind: 'star' }]);
+    expect(parseSelect('id,name:title,score::text,total:score::int8,*')).toEqual([
+      { kind: 'field', name: 'id', alias: undefined, cast: undefined },
+      { kind: 'field', name: 'title', alias: 'name', cast: undefined },
+      { kind: 'field', name: 'score', alias: undefined, cast: 'text' },
+      { kind: 'field', name: 'score', alias: 'total', cast: 'int8' },
+      { kind: 'star' },
+    ]);
+    expect(parseSelect('id,author:authors!posts_author_id_fkey(name),comments!inner(id,body),tags()')).toEqual([
+      { kind: 'field', name: 'id', alias: undefined, cast: undefined },
+      { kind: 'embed', relation: 'authors', alias: 'author', hint: 'posts_author_id_fkey', inner: false, children: [{ kind: 'field', name: 'name', alias: undefined, cast: undefined }] },
+      { kind: 'embed', relation: 'comments', alias: undefined, hint: undefined, inner: true, children: [{ kind: 'field', name: 'id', alias: undefined, cast: undefined }, { kind: 'field', name: 'body', alias: undefined, cast: undefined }] },
+      { kind: 'embed', relation: 'tags', alias: undefined, hint: undefined, inner: false, children: [] },
+    ]);
+  });
+
+  it('refuses what is not the grammar', () => {
+    for (const bad of ['id,', 'a(b', 'a::b::c', 'x(y))', 'a->b', 'rel!nope!nope(x)']) expect(() => parseSelect(bad), bad).toThrow();
+  });
+});
+
+describe('filters and logic', () => {
+  it('reads operators, negation, lists and text-search configurations', () => {
+    expect(parseFilter('id', 'eq.5')).toEqual({ kind: 'filter', column: 'id', negate: false, op: 'eq', value: '5' });
+    expect(parseFilter('id', 'not.in.(1,"a,b",3)')).toEqual({ kind: 'filter', column: 'id', negate: true, op: 'in', value: ['1', 'a,b', '3'] });
+    expect(parseFilter('t', 'fts(english).cat')).toMatchObject({ op: 'fts', language: 'english', value: 'cat' });
+    expect(parseFilter('t', 'eq.a.b.c')).toMatchObject({ value: 'a.b.c' });
+    expect(parseFilter('t', 'in.()')).toMatchObject({ value: [] });
+  });
+
+  it('refuses unknown operators and malformed values', () => {
+    for (const bad of ['5', 'foo.5', 'in.1,2', 'is.maybe', 'eq(any).1']) expect(() => parseFilter('id', bad), bad).toThrow(/./);
+  });
+
+  it('reads nested and/or trees with quoted values', () => {
+    expect(parseLogic('or', false, '(id.eq.1,and(a.is.null,b.not.eq."x,y"),not.or(c.gt.2,c.lt.0))')).toEqual({
+      kind: 'logic', op: 'or', negate: false,
+      children: [
+        { kind: 'filter', column: 'id', negate: false, op: 'eq', value: '1' },
+        { kind: 'logic', op: 'and', negate: false, children: [{ kind: 'filter', column: 'a', negate: false, op: 'is', value: 'null' }, { kind: 'filter', column: 'b', negate: true, op: 'eq', value: 'x,y' }] },
+        { kind: 'logic', op: 'or', negate: true, children: [{ kind: 'filter', column: 'c', negate: false, op: 'gt', value: '2' }, { kind: 'filter', column: 'c', negate: false, op: 'lt', value: '0' }] },
+      ],
+    });
+    expect(() => parseLogic('or', false, '(id.eq.1')).toThrow();
+    expect(() => parseLogic('or', false, '()')).toThrow();
+    expect(splitTopLevel('a,(b,c),"d,e",{f,g}')).toEqual(['a', '(b,c)', '"d,e"', '{f,g}']);
+  });
+
+  it('reads order terms', () => {
+    expect(parseOrder('a.desc.nullslast,b,c.asc.nullsfirst')).toEqual([
+      { column: 'a', direction: 'desc', nulls: 'last' },
+      { column: 'b', direction: 'asc' },
+      { column: 'c', direction: 'asc', nulls: 'first' },
+    ]);
+    expect(() => parseOrder('a.sideways')).toThrow();
+  });
+});
+
+describe('requests', () => {
+  it('collects filters per embedding path, paging, and the Range header', () => {
+    const request = parseRequest(raw('select=id,authors(name)&id=gt.1&authors.name=like.A*&authors.order=name&authors.limit=2&limit=10&offset=5&or=(a.eq.1,b.eq.2)', { headers: { range: '0-4' } }));
+    expect(request.action).toBe('read');
+    const root = request.modifiers.get('')!;
+    expect(root.where).toHaveLength(2);
+    expect(root).toMatchObject({ limit: 5, offset: 5 });
+    expect(request.modifiers.get('authors')).toMatchObject({ order: [{ column: 'name' }], limit: 2, where: [{ column: 'name', op: 'like' }] });
+  });
+
+  it('reads + as a space and percent-encoding, as form encoding does', () => {
+    const request = parseRequest(raw('title=eq.hello+world%2B'));
+    expect(request.modifiers.get('')!.where[0]).toMatchObject({ value: 'hello world+' });
+  });
+
+  it('reads Prefer and Accept', () => {
+    const request = parseRequest(raw('', { method: 'POST', body: '[{"a":1}]', headers: { prefer: 'return=representation, count=exact,resolution=merge-duplicates, tx=commit' } }));
+    expect(request.prefer).toEqual({ return: 'representation', count: 'exact', resolution: 'merge-duplicates', missingDefault: false });
+    expect(request.body).toEqual({ raw: '[{"a":1}]', value: [{ a: 1 }] });
+    expect(parseAccept('application/vnd.pgrst.object+json;nulls=stripped')).toBe('object');
+    expect(parseAccept('text/csv')).toBe('csv');
+    expect(parseAccept('text/html, */*;q=0.8')).toBe('json');
+    expect(() => parseAccept('application/xml')).toThrow(/none of these media types/);
+  });
+
+  it('maps methods to actions and refuses bodies that are not JSON objects', () => {
+    expect(parseRequest(raw('id=eq.1', { method: 'DELETE' })).action).toBe('delete');
+    expect(parseRequest(raw('id=eq.1', { method: 'PATCH', body: '{"a":1}' })).action).toBe('update');
+    expect(() => parseRequest(raw('', { method: 'PATCH', body: '[1]' }))).toThrow(/JSON object/);
+    expect(() => parseRequest(raw('', { method: 'POST', body: '{' }))).toThrow(/not valid JSON/);
+    expect(() => parseRequest(raw('', { method: 'POST' }))).toThrow(/required/);
+    expect(() => parseRequest(raw('', { method: 'PUT', body: '{}' }))).toThrow(/not allowed/);
+  });
+
+  it('keeps the query parameters of a GET rpc for the planner to tell arguments from filters', () => {
+    const request = parseRequest(raw('a=1&select=id&id=eq.2', { rpc: true, target: 'fn' }));
+    expect(request.action).toBe('rpc');
+    expect(request.rpcQuery).toEqual([['a', '1'], ['id', 'eq.2']]);
+  });
+});

@@ -1,0 +1,135 @@
+/**
+ * Stages 2 to 5, plan → sql → respond, against a schema snapshot made in the
+ * test: names resolved or refused, embeddings found through foreign keys in
+ * both directions, values always parameters, answers' statuses and headers.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseRequest, type RawRequest } from '../src/rest/parse';
+import { planRequest } from '../src/rest/plan';
+import { respond } from '../src/rest/respond';
+import { snapshotOf, type ColumnInfo } from '../src/rest/schema-model';
+import { statementFor } from '../src/rest/sql';
+
+const col = (name: string, type = 'text', nullable = true): ColumnInfo => ({ name, type, nullable, hasDefault: name === 'id' });
+const snapshot = snapshotOf({
+  relations: [
+    { name: 'authors', kind: 'table', columns: [col('id', 'bigint', false), col('name')], primaryKey: ['id'], comment: null },
+    { name: 'posts', kind: 'table', columns: [col('id', 'bigint', false), col('title'), col('author_id', 'bigint'), col('editor_id', 'bigint'), col('body', 'tsvector')], primaryKey: ['id'], comment: null },
+  ],
+  foreignKeys: [
+    { name: 'posts_author_id_fkey', table: 'posts', columns: ['author_id'], refTable: 'authors', refColumns: ['id'] },
+    { name: 'posts_editor_id_fkey', table: 'posts', columns: ['editor_id'], refTable: 'authors', refColumns: ['id'] },
+  ],
+  functions: [{ name: 'add', args: [{ name: 'a', type: 'integer', hasDefault: false }, { name: 'b', type: 'integer', hasDefault: true }], returnType: 'integer', returnsSet: false, returnsRow: false, returnsVoid: false, volatile: false }],
+});
+
+const request = (method: string, target: string, query: string, more: Partial<RawRequest> = {}) =>
+  parseRequest({ method, target, rpc: false, query, headers: {}, ...more });
+const plan = (method: string, target: string, query: string, more: Partial<RawRequest> = {}) => planRequest(request(method, target, query, more), snapshot);
+const sql = (method: string, target: string, query: string, more: Partial<RawRequest> = {}) => statementFor(plan(method, target, query, more));
+
+describe('plan', () => {
+  it('refuses unknown tables, columns, relationships and functions with their codes', () => {
+    expect(() => plan('GET', 'nope', '')).toThrow(expect.objectContaining({ status: 404, code: '42P01' }));
+    expect(() => plan('GET', 'posts', 'select=nope')).toThrow(expect.objectContaining({ status: 400, code: 'unknown_column' }));
+    expect(() => plan('GET', 'posts', 'nope=eq.1')).toThrow(expect.objectContaining({ code: 'unknown_column' }));
+    expect(() => plan('GET', 'posts', 'order=nope')).toThrow(expect.objectContaining({ code: 'unknown_column' }));
+    expect(() => plan('GET', 'authors', 'select=comments(*)')).toThrow(expect.objectContaining({ code: 'unknown_relation' }));
+    expect(() => plan('GET', 'posts', 'select=id::text;drop')).toThrow(/not a type name/);
+    expect(() => planRequest(parseRequest({ method: 'POST', target: 'nope', rpc: true, query: '', headers: {}, body: '{}' }), snapshot)).toThrow(expect.objectContaining({ status: 404 }));
+  });
+
+  it('finds embeddings both ways, and asks for a hint when two foreign keys qualify', () => {
+    expect(() => plan('GET', 'posts', 'select=authors(*)')).toThrow(expect.objectContaining({ status: 300 }));
+    const one = plan('GET', 'posts', 'select=author:authors!posts_author_id_fkey(name)');
+    expect(one.kind === 'read' && one.select[0]).toMatchObject({ kind: 'embed', many: false, on: [['author_id', 'id']] });
+    const many = plan('GET', 'authors', 'select=posts!author_id(id)');
+    expect(many.kind === 'read' && many.select[0]).toMatchObject({ kind: 'embed', many: true, on: [['id', 'author_id']] });
+  });
+
+  it('refuses PATCH and DELETE without a filter', () => {
+    expect(() => plan('PATCH', 'posts', '', { body: '{"title":"x"}' })).toThrow(expect.objectContaining({ code: 'filter_required' }));
+    expect(() => plan('DELETE', 'posts', 'limit=1')).toThrow(expect.objectContaining({ code: 'filter_required' }));
+  });
+
+  it('takes insert columns from the body keys or columns=, refusing unknown ones', () => {
+    const insert = plan('POST', 'posts', '', { body: '[{"title":"a"},{"author_id":1}]' });
+    expect(insert.kind === 'insert' && insert.columns.map((c) => c.name)).toEqual(['title', 'author_id']);
+    expect(() => plan('POST', 'posts', '', { body: '{"nope":1}' })).toThrow(expect.objectContaining({ code: 'unknown_column' }));
+    const upsert = plan('POST', 'posts', 'on_conflict=title', { body: '{"title":"a"}', headers: { prefer: 'resolution=ignore-duplicates' } });
+    expect(upsert.kind === 'insert' && upsert.onConflict).toMatchObject({ action: 'ignore', columns: [{ name: 'title' }] });
+  });
+
+  it('picks the overload whose named arguments fit', () => {
+    const call = planRequest(parseRequest({ method: 'GET', target: 'add', rpc: true, query: 'a=1', headers: {} }), snapshot);
+    expect(call.kind === 'rpc' && call.args).toEqual([{ arg: expect.objectContaining({ name: 'a' }), value: '1' }]);
+  });
+});
+
+describe('sql', () => {
+  it('puts every value in a parameter and only catalog names in the text', () => {
+    const statement = sql('GET', 'posts', "select=id,t:title&title=eq.x';drop table posts--&id=in.(1,2)&or=(title.like.*a*,body.fts(english).cat)&order=id.desc.nullslast&limit=5&offset=10");
+    expect(statement.values).toEqual(["x';drop table posts--", ['1', '2'], '%a%', 'english', 'cat', 5, 10]);
+    expect(statement.text).not.toContain('drop');
+    expect(statement.text).toContain('_t0."id" as "id", _t0."title" as "t"');
+    expect(statement.text).toContain('order by _t0."id" desc nulls last limit $6 offset $7');
+    expect(statement.text).toContain(`_t0."body" @@ to_tsquery($4::regconfig, $5)`);
+    expect(statement.text).toMatch(/^select coalesce\(json_agg\(_s\), '\[\]'\)::text as body/);
+  });
+
+  it('quotes an alias with quotes in it as an identifier', () => {
+    const statement = sql('GET', 'posts', 'select=%22a%5C%22b%22:id');
+    expect(statement.text).toContain('as "a""b"');
+  });
+
+  it('builds embeddings as correlated subqueries and counts with the same filters', () => {
+    const statement = sql('GET', 'authors', 'select=name,posts!author_id(id)&posts.title=eq.x&id=gt.1', { headers: { prefer: 'count=exact' } });
+    expect(statement.text).toContain(`(select coalesce(json_agg(_e2), '[]') from (select _t1."id" as "id" from public."posts" _t1 where _t1."author_id" = _t0."id" and _t1."title" = $1) _e2) as "posts"`);
+    expect(statement.text).toContain('(select count(*) from public."authors" _t0 where _t0."id" > $3)');
+    expect(statement.values).toEqual(['x', '1', '1']);
+  });
+
+  it('writes with the body as one JSON parameter', () => {
+    const insert = sql('POST', 'authors', 'on_conflict=id', { body: '{"id":1,"name":"a"}', headers: { prefer: 'resolution=merge-duplicates,return=representation' } });
+    expect(insert.values).toEqual(['{"id":1,"name":"a"}']);
+    expect(insert.text).toContain('insert into public."authors" ("id", "name") select "id", "name" from (select * from json_populate_recordset(null::public."authors"');
+    expect(insert.text).toContain('on conflict ("id") do update set "name" = excluded."name"');
+    const update = sql('PATCH', 'authors', 'id=eq.1', { body: '{"name":"b"}' });
+    expect(update.text).toContain('update public."authors" _t0 set "name" = _b."name" from json_populate_record(null::public."authors", $1::json) _b where _t0."id" = $2');
+    expect(update.text).toContain('null::text as body');
+    const del = sql('DELETE', 'authors', 'id=eq.1');
+    expect(del.text).toContain('delete from public."authors" _t0 where _t0."id" = $1 returning _t0.*');
+  });
+
+  it('calls functions with named arguments', () => {
+    const statement = statementFor(planRequest(parseRequest({ method: 'POST', target: 'add', rpc: true, query: '', headers: {}, body: '{"a":1,"b":2}' }), snapshot));
+    expect(statement).toEqual({ text: 'select to_json(public."add"("a" => $1, "b" => $2))::text as body, 1 as page_count, null::bigint as total', values: ['1', '2'] });
+  });
+});
+
+describe('respond', () => {
+  it('answers reads with Content-Range, and 206 when a count shows more rows', () => {
+    const read = plan('GET', 'posts', 'limit=2', { headers: { prefer: 'count=exact' } });
+    const answer = respond(read, { body: '[{},{}]', page_count: 2, total: '5' });
+    expect(answer).toMatchObject({ status: 206, body: '[{},{}]', headers: { 'content-range': '0-1/5', 'preference-applied': 'count=exact' } });
+    expect(respond(plan('GET', 'posts', ''), { body: '[]', page_count: 0, total: null }).headers['content-range']).toBe('*/*');
+  });
+
+  it('refuses anything but one row for the single-object media type', () => {
+    const single = plan('GET', 'posts', '', { headers: { accept: 'application/vnd.pgrst.object+json' } });
+    expect(() => respond(single, { body: null, page_count: 2, total: null })).toThrow(expect.objectContaining({ status: 406 }));
+    expect(respond(single, { body: '{"id":1}', page_count: 1, total: null })).toMatchObject({ status: 200, body: '{"id":1}' });
+  });
+
+  it('prepends the CSV header', () => {
+    const csv = plan('GET', 'posts', 'select=id,title', { headers: { accept: 'text/csv' } });
+    expect(respond(csv, { body: '"1","a"', page_count: 1, total: null })).toMatchObject({ body: '"id","title"\n"1","a"', headers: { 'content-type': 'text/csv; charset=utf-8' } });
+  });
+
+  it('answers writes 201/204 by preference, with a Location for headers-only', () => {
+    expect(respond(plan('POST', 'posts', '', { body: '{"title":"a"}' }), { body: null, page_count: 1, total: 1 })).toMatchObject({ status: 201, body: null });
+    expect(respond(plan('PATCH', 'posts', 'id=eq.1', { body: '{"title":"a"}' }), { body: null, page_count: 1, total: 1 }).status).toBe(204);
+    const headersOnly = respond(plan('POST', 'posts', '', { body: '{"title":"a"}', headers: { prefer: 'return=headers-only' } }), { body: null, page_count: 1, total: 1, location: '{"id":7}' });
+    expect(headersOnly.headers.location).toBe('/posts?id=eq.7');
+  });
+});
