@@ -4,7 +4,7 @@
  * (versitygw). Both must behave the same, down to what a failed upload leaves.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -124,6 +124,14 @@ describe.each(backends)('%s object store', (kind, open) => {
     const again = await store.get(key('round/trip.txt'));
     expect((await bytesOf(again.body)).toString()).toBe('replaced');
     expect(again.contentType).toBe('application/json');
+  });
+
+  it('keeps keys with spaces, non-ASCII and URL-special characters', async () => {
+    const odd = 'odd names/ä ö €/#?%+&=;,@ [1].txt';
+    await put(odd, 'odd');
+    expect((await bytesOf((await store.get(key(odd))).body)).toString()).toBe('odd');
+    expect((await store.list({ prefix: key('odd names/'), folders: true })).prefixes).toEqual([key('odd names/ä ö €/')]);
+    expect((await store.list({ prefix: key('odd names/') })).objects.map((object) => object.key)).toEqual([key(odd)]);
   });
 
   it('answers 404 for a missing object and undefined from head', async () => {
@@ -329,5 +337,26 @@ describe.each(backends)('%s object store', (kind, open) => {
     const growth = peak - before;
     console.log(`[${kind}] 50 MiB through: resident memory grew ${(growth / MiB).toFixed(1)} MiB at most`);
     expect(growth).toBeLessThan(MEMORY_BUDGET);
+  });
+});
+
+describe('fs object store on disk', () => {
+  it('sweeps uploads a killed process left behind, and only stale ones', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'baseplane-objects-'));
+    try {
+      await mkdir(path.join(root, 'uploads'));
+      const stale = path.join(root, 'uploads', 'stale.part');
+      const fresh = path.join(root, 'uploads', 'fresh.part');
+      await writeFile(stale, 'half an upload');
+      await writeFile(fresh, 'an upload in progress in another replica');
+      const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+      await utimes(stale, twoHoursAgo, twoHoursAgo);
+
+      const store = createFsObjectStore(root);
+      await store.put('p/b/x', Readable.from([Buffer.from('x')]), { contentType: 'text/plain' });
+      await expect.poll(() => readdir(path.join(root, 'uploads'))).toEqual(['fresh.part']);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

@@ -20,6 +20,7 @@ import { UploadMeter } from './upload-meter';
 /** Opens an object store on the directory `root` (created on first write). */
 export function createFsObjectStore(root: string): ObjectStore {
   const { objects, uploads } = layoutOf(path.resolve(root));
+  let sweeping: Promise<void> | undefined;
 
   /** Removes now-empty folders from `dir` up to the objects directory; stops at the first that is not empty. */
   const pruneEmptyFolders = async (dir: string): Promise<void> => {
@@ -68,6 +69,7 @@ export function createFsObjectStore(root: string): ObjectStore {
       assertObjectKey(key);
       assertContentType(options.contentType);
       await fs.mkdir(uploads, { recursive: true });
+      sweeping ??= sweepStaleUploads(uploads).catch(() => {});
       const temp = path.join(uploads, `${randomUUID()}.part`);
       const meter = new UploadMeter(options.maxBytes);
       const out = createWriteStream(temp, { flags: 'wx' });
@@ -79,6 +81,8 @@ export function createFsObjectStore(root: string): ObjectStore {
         const handle = await fs.open(temp, 'r+');
         try {
           await handle.write(encodeHeader({ contentType: options.contentType, ...result }), 0, HEADER_BYTES, 0);
+          // On disk before the rename makes it visible: after a crash, an object is whole or absent.
+          await handle.datasync();
         } finally {
           await handle.close();
         }
@@ -159,4 +163,19 @@ export function createFsObjectStore(root: string): ObjectStore {
 
     async close(): Promise<void> {},
   };
+}
+
+/** Uploads untouched this long are dead: a live one writes, a live prefix delete finishes in far less. */
+const STALE_UPLOAD_MS = 60 * 60 * 1000;
+
+/**
+ * Removes what a process killed mid-upload or mid-delete left in the uploads
+ * directory. Only stale entries: replicas of the data plane share the directory.
+ */
+async function sweepStaleUploads(uploads: string): Promise<void> {
+  for (const name of await fs.readdir(uploads)) {
+    const entry = path.join(uploads, name);
+    const stat = await fs.stat(entry).catch(() => undefined);
+    if (stat && Date.now() - stat.mtimeMs > STALE_UPLOAD_MS) await fs.rm(entry, { recursive: true, force: true });
+  }
 }

@@ -45,6 +45,7 @@ export type ByteRange = { start: number; end?: number } | { suffixLength: number
 
 /** An object being read: its body and what the answer's headers need. */
 export interface ObjectRead {
+  /** Holds a file handle or a connection until read to the end or destroyed: do one or the other. */
   body: Readable;
   contentType: string;
   /** Size of the whole object (`Content-Range: bytes a-b/<size>`). */
