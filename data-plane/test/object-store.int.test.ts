@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApiError } from '@baseplane/contracts';
 import { createFsObjectStore, openS3ObjectStore, type ByteRange, type ObjectStore } from '../src/storage';
@@ -16,21 +17,38 @@ const MiB = 1024 * 1024;
 /** Most resident memory a 50 MiB transfer may add: well under the object, above the garbage-collection noise. */
 const MEMORY_BUDGET = 32 * MiB;
 
-/** How each backend is opened for this suite, and how it is cleaned up. */
-const backends: [string, () => Promise<{ store: ObjectStore; cleanUp: () => Promise<void> }>][] = [
+/** A backend opened for this suite: the store, its clean-up, and what it still holds of failed uploads. */
+interface OpenedBackend {
+  store: ObjectStore;
+  cleanUp: () => Promise<void>;
+  /** Unfinished uploads left in the backend: temp files on fs, multipart uploads on S3. */
+  leftoverUploads: () => Promise<number>;
+}
+
+const backends: [string, () => Promise<OpenedBackend>][] = [
   [
     'fs',
     async () => {
       const root = await mkdtemp(path.join(os.tmpdir(), 'baseplane-objects-'));
-      return { store: createFsObjectStore(root), cleanUp: () => rm(root, { recursive: true, force: true }) };
+      return {
+        store: createFsObjectStore(root),
+        cleanUp: () => rm(root, { recursive: true, force: true }),
+        leftoverUploads: async () => (await readdir(path.join(root, 'uploads')).catch(() => [])).length,
+      };
     },
   ],
   [
     's3',
     async () => {
       const s3 = inject('s3');
-      const store = await openS3ObjectStore({ ...s3, forcePathStyle: true, bucket: `test-${randomUUID().slice(0, 8)}` });
-      return { store, cleanUp: async () => {} };
+      const bucket = `test-${randomUUID().slice(0, 8)}`;
+      const store = await openS3ObjectStore({ ...s3, forcePathStyle: true, bucket });
+      const client = new S3Client({ endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials: s3 });
+      return {
+        store,
+        cleanUp: async () => client.destroy(),
+        leftoverUploads: async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads?.length ?? 0,
+      };
     },
   ],
 ];
@@ -88,6 +106,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 describe.each(backends)('%s object store', (kind, open) => {
   let store: ObjectStore;
   let cleanUp: () => Promise<void>;
+  let leftoverUploads: () => Promise<number>;
   // Every key of this suite lives under one prefix, removed at the end.
   const base = `${randomUUID()}/`;
   const key = (name: string) => `${base}${name}`;
@@ -95,7 +114,7 @@ describe.each(backends)('%s object store', (kind, open) => {
     store.put(key(name), Readable.from([Buffer.from(text)]), { contentType });
 
   beforeAll(async () => {
-    ({ store, cleanUp } = await open());
+    ({ store, cleanUp, leftoverUploads } = await open());
   });
 
   afterAll(async () => {
@@ -279,6 +298,7 @@ describe.each(backends)('%s object store', (kind, open) => {
     await rejection(store.put(key('limit/existing'), tooBig(), { contentType: 'text/plain', maxBytes: 5 * MiB + 1 }));
     expect((await bytesOf((await store.get(key('limit/existing'))).body)).toString()).toBe('the old bytes');
     expect((await store.list({ prefix: key('limit/') })).objects.map((object) => object.key)).toEqual([key('limit/existing')]);
+    expect(await leftoverUploads()).toBe(0);
   });
 
   it('leaves nothing when the upload stream fails, before or after a first multipart part', async () => {
@@ -288,6 +308,7 @@ describe.each(backends)('%s object store', (kind, open) => {
       expect(await store.head(key(`broken/${bytes}`))).toBeUndefined();
     }
     expect((await store.list({ prefix: key('broken/') })).objects).toEqual([]);
+    expect(await leftoverUploads()).toBe(0);
   });
 
   it('leaves nothing when the upload is aborted through its signal', async () => {
@@ -303,6 +324,7 @@ describe.each(backends)('%s object store', (kind, open) => {
     );
     expect((error as Error).name).toBe('AbortError');
     expect(await store.head(key('aborted'))).toBeUndefined();
+    expect(await leftoverUploads()).toBe(0);
   });
 
   it('streams a 50 MB object in and out with flat memory', async () => {
