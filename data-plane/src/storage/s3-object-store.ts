@@ -8,7 +8,6 @@ import {
   CreateBucketCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
-  HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
   S3Client,
@@ -52,6 +51,7 @@ export interface S3ObjectStoreOptions {
  */
 const PART_BYTES = 5 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 1;
+const CONNECT_TIMEOUT_MS = 5_000;
 /** DeleteObjects takes at most this many keys per request. */
 const DELETE_BATCH = 1000;
 
@@ -64,10 +64,13 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
     ...(options.accessKeyId && options.secretAccessKey
       ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }
       : {}),
-    // The SDK's default CRC32 trailers are not understood by every S3-compatible server;
-    // integrity is covered by TCP and Content-Length, and MD5 etags for single-part objects.
+    // The SDK's default CRC32 checksums on every upload are not understood by every
+    // S3-compatible server; only the calls that require one (DeleteObjects) get one.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+    // An unreachable server fails in seconds instead of hanging the request that needed it.
+    // No idle timeout: a download paused by a slow client is idle on purpose.
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS },
   });
   const Bucket = options.bucket;
   try {
@@ -212,10 +215,12 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
 
 async function ensureBucket(client: S3Client, Bucket: string): Promise<void> {
   try {
-    await client.send(new HeadBucketCommand({ Bucket }));
+    // A GET rather than HeadBucket: its errors carry a body, so a bad secret reads as
+    // SignatureDoesNotMatch instead of a bare status.
+    await client.send(new ListObjectsV2Command({ Bucket, MaxKeys: 1 }));
     return;
   } catch (error) {
-    if (statusOf(error) !== 404) throw error;
+    if (!(error instanceof S3ServiceException && error.name === 'NoSuchBucket')) throw error;
   }
   try {
     await client.send(new CreateBucketCommand({ Bucket }));
@@ -241,11 +246,11 @@ function statusOf(error: unknown): number | undefined {
   return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
 }
 
-/** One line about an SDK or network error. */
+/** One line about an SDK or network error: status, S3 error code, message. */
 function describe(error: unknown): string {
   const status = statusOf(error);
-  const message = error instanceof Error ? error.message || error.name : String(error);
-  return status === undefined ? message : `${status} ${message}`;
+  const message = error instanceof Error ? [error.name, error.message].filter(Boolean).join(': ') : String(error);
+  return (status === undefined ? message : `${status} ${message}`).replace(/\s+/g, ' ');
 }
 
 /** ApiError 409 for a key whose name (or a parent's) is taken by a folder or an object on the server. */
