@@ -104,20 +104,29 @@ export class DataPools {
       settled.push(sent.catch(() => undefined));
       return sent;
     };
+    // The messages of the whole transaction leave in one write (pg corks per query; this cork spans them all).
+    const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
     try {
-      void send({ text: readOnly ? 'begin read only' : 'begin' });
-      void send({ text: SETUP, values: [caller.role, caller.claims ? JSON.stringify(caller.claims) : ''] });
-      const name = statementName(statement.text);
-      const result = send<StatementRow>(name ? { name, text: statement.text, values: statement.values } : { text: statement.text, values: statement.values });
-      if (!beforeCommit) {
-        const commit = send({ text: 'commit' });
+      stream?.cork?.();
+      let result: Promise<pg.QueryResult<StatementRow>>;
+      let commit: Promise<unknown> | undefined;
+      try {
+        void send({ text: readOnly ? 'begin read only' : 'begin' });
+        void send({ text: SETUP, values: [caller.role, caller.claims ? JSON.stringify(caller.claims) : ''] });
+        const name = statementName(statement.text);
+        result = send<StatementRow>(name ? { name, text: statement.text, values: statement.values } : { text: statement.text, values: statement.values });
+        if (!beforeCommit) commit = send({ text: 'commit' });
+      } finally {
+        stream?.uncork?.();
+      }
+      if (commit) {
         const row = (await result).rows[0] ?? EMPTY_ROW;
         await commit;
         return row;
       }
       const row = (await result).rows[0] ?? EMPTY_ROW;
       try {
-        beforeCommit(row);
+        beforeCommit?.(row);
       } catch (refusal) {
         await send({ text: 'rollback' });
         throw refusal;
