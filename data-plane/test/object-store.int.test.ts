@@ -286,6 +286,9 @@ describe.each(backends)('%s object store', (kind, open) => {
     expect(await rejection(store.deletePrefix(''))).toMatchObject({ status: 400 });
     expect(await rejection(store.deletePrefix(key('no-slash')))).toMatchObject({ status: 400 });
     expect(await rejection(put('bad-type', 'x', 'not a type'))).toMatchObject({ status: 400 });
+    for (const limit of [0, 1001, 1.5]) {
+      expect(await rejection(store.list({ prefix: base, limit }))).toMatchObject({ status: 400 });
+    }
   });
 
   it('refuses an upload over maxBytes with 413 and keeps what was there', async () => {
@@ -380,5 +383,19 @@ describe('fs object store on disk', () => {
     } finally {
       await rm(root, { recursive: true, force: true });
     }
+  });
+});
+
+describe('S3 object store opening', () => {
+  it('fails with one line naming the bucket and the cause on a bad secret or a dead endpoint', async () => {
+    const s3 = inject('s3');
+    const badSecret = await rejection(
+      openS3ObjectStore({ ...s3, secretAccessKey: 'not-the-secret', forcePathStyle: true, bucket: 'baseplane-test' }),
+    );
+    expect((badSecret as Error).message).toMatch(/^S3 at http:\/\/127\.0\.0\.1:\d+: cannot use bucket "baseplane-test": 403 SignatureDoesNotMatch/);
+    expect((badSecret as Error).message).not.toContain('\n');
+
+    const dead = await rejection(openS3ObjectStore({ ...s3, endpoint: 'http://127.0.0.1:1', forcePathStyle: true, bucket: 'baseplane-test' }));
+    expect((dead as Error).message).toMatch(/cannot use bucket "baseplane-test": .*ECONNREFUSED/);
   });
 });
