@@ -42,7 +42,7 @@ async function callerOf(api: DataApi, request: FastifyRequest): Promise<{ projec
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
     if (!match) throw new ApiError(401, 'invalid_token', 'the Authorization header must be "Bearer <token>"');
     // Supabase clients send the API key itself as the Bearer when no user is signed in: that is not a user token.
-    if (match[1] !== apiKeyOf(request)) claims = { ...(await api.tokens.verify(project, match[1]!)) };
+    if (match[1] !== apiKeyOf(request)) claims = { ...(await api.verifiedTokens.verify(project, match[1]!)) };
   }
   if (kind === 'service') return { projectId: project.projectId, caller: { role: 'service_role', claims: claims && { ...claims, role: 'service_role' } } };
   return { projectId: project.projectId, caller: claims ? { role: 'authenticated', claims } : { role: 'anon', claims: null } };
