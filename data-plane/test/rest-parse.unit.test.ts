@@ -3,7 +3,7 @@
  * order, paging, Prefer and Accept, and the refusals of malformed input.
  */
 import { describe, expect, it } from 'vitest';
-import { parseFilter, parseLogic, parseOrder, parseSelect, splitTopLevel } from '../src/rest/grammar';
+import { parseFilter, parseLogic, parseOrder, parseSelect, splitJsonPath, splitTopLevel } from '../src/rest/grammar';
 import { parseAccept, parseRequest, type RawRequest } from '../src/rest/parse';
 
 const raw = (query: string, more: Partial<RawRequest> = {}): RawRequest => ({ method: 'GET', target: 'posts', rpc: false, query, headers: {}, ...more });
@@ -27,7 +27,7 @@ describe('select', () => {
   });
 
   it('refuses what is not the grammar', () => {
-    for (const bad of ['id,', 'a(b', 'a::b::c', 'x(y))', 'a->b', 'rel!nope!nope(x)']) expect(() => parseSelect(bad), bad).toThrow();
+    for (const bad of ['id,', 'a(b', 'a::b::c', 'x(y))', 'rel!nope!nope(x)']) expect(() => parseSelect(bad), bad).toThrow();
   });
 });
 
@@ -56,6 +56,12 @@ describe('filters and logic', () => {
     expect(() => parseLogic('or', false, '(id.eq.1')).toThrow();
     expect(() => parseLogic('or', false, '()')).toThrow();
     expect(splitTopLevel('a,(b,c),"d,e",{f,g}')).toEqual(['a', '(b,c)', '"d,e"', '{f,g}']);
+  });
+
+  it('splits JSON paths', () => {
+    expect(splitJsonPath('meta->a->>b')).toEqual({ name: 'meta', json: [{ op: '->', key: 'a' }, { op: '->>', key: 'b' }] });
+    expect(splitJsonPath('plain')).toEqual({ name: 'plain', json: [] });
+    expect(() => splitJsonPath('meta->')).toThrow(/empty key/);
   });
 
   it('reads order terms', () => {

@@ -77,6 +77,16 @@ describe('sql', () => {
     expect(statement.text).toMatch(/^select coalesce\(json_agg\(_s\), '\[\]'\)::text as body/);
   });
 
+  it('takes JSON path keys as parameters, and refuses a path on a column that is not JSON', () => {
+    const withJson = snapshotOf({ relations: [{ name: 'docs', kind: 'table', columns: [col('id', 'bigint'), col('meta', 'jsonb')], primaryKey: ['id'], comment: null }] });
+    const statement = statementFor(planRequest(request('GET', 'docs', "select=meta->a->>b&meta->>x=eq.1&order=meta->0.desc"), withJson));
+    expect(statement.text).toContain(`((_t0."meta" -> $1::text) ->> $2::text) as "b"`);
+    expect(statement.text).toContain(`(_t0."meta" ->> $3::text) = $4`);
+    expect(statement.text).toContain(`order by (_t0."meta" -> $5::int) desc`);
+    expect(statement.values).toEqual(['a', 'b', 'x', '1', '0']);
+    expect(() => plan('GET', 'posts', 'title->>x=eq.1')).toThrow(/json or jsonb/);
+  });
+
   it('quotes an alias with quotes in it as an identifier', () => {
     const statement = sql('GET', 'posts', 'select=%22a%5C%22b%22:id');
     expect(statement.text).toContain('as "a""b"');

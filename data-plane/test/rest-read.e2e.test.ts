@@ -58,6 +58,13 @@ describe('select', () => {
     expect(inner.body).toEqual([{ name: 'Ada', posts: [{ id: 1 }] }]);
   });
 
+  it('reads, filters and orders by JSON paths', async () => {
+    const answer = await get('posts?select=id,meta->>lang,raw:meta->lang&meta->>lang=in.(en,fr)&order=meta->>lang.desc');
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toEqual([{ id: 3, lang: 'fr', raw: 'fr' }, { id: 1, lang: 'en', raw: 'en' }]);
+    expect((await get('posts?select=id&title->>x=eq.1')).status).toBe(400);
+  });
+
   it('names the foreign key with !hint', async () => {
     const answer = await get('posts?select=id,writer:authors!posts_author_id_fkey(name)&id=eq.3');
     expect(answer.status, answer.text).toBe(200);

@@ -11,6 +11,24 @@ export type SelectItem =
   | { kind: 'field'; name: string; alias?: string; cast?: string }
   | { kind: 'embed'; relation: string; alias?: string; hint?: string; inner: boolean; children: SelectItem[] };
 
+/** One step of a JSON path: `->key` (JSON) or `->>key` (text). */
+export interface JsonStep {
+  op: '->' | '->>';
+  key: string;
+}
+
+/** Splits `col->a->>b` into the column name and its JSON steps. */
+export function splitJsonPath(text: string): { name: string; json: JsonStep[] } {
+  const parts = text.split(/(->>|->)/);
+  const json: JsonStep[] = [];
+  for (let i = 1; i < parts.length; i += 2) {
+    const key = parts[i + 1] ?? '';
+    if (key === '') throw invalidFilter(`"${text}": empty key in a JSON path`);
+    json.push({ op: parts[i] as JsonStep['op'], key });
+  }
+  return { name: parts[0] ?? '', json };
+}
+
 export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'match', 'imatch', 'is', 'isdistinct', 'in', 'cs', 'cd', 'ov', 'fts', 'plfts', 'phfts', 'wfts'] as const;
 export type Operator = (typeof OPERATORS)[number];
 
@@ -122,7 +140,6 @@ function parseSelectItem(item: string): SelectItem {
   if (extra !== undefined || !name) throw invalidFilter(`"${item}" is not a valid select item`);
   const field = unquote(name.trim());
   if (field === '*' && alias === undefined && cast === undefined) return { kind: 'star' };
-  if (field.includes('->')) throw invalidFilter(`"${item}": JSON paths in select are not supported`);
   return { kind: 'field', name: field, alias, cast: cast?.trim() };
 }
 

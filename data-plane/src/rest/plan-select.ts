@@ -4,7 +4,7 @@
  * resolved to known columns. Every name leaves here checked against the
  * schema cache; nothing unknown reaches the SQL builder.
  */
-import type { Condition, OrderTerm, SelectItem } from './grammar';
+import { splitJsonPath, type Condition, type JsonStep, type OrderTerm, type SelectItem } from './grammar';
 import type { Modifiers } from './parse';
 import { ambiguousEmbedding, invalidFilter, unknownColumn, unknownRelationship } from './rest-errors';
 import type { ColumnInfo, ForeignKeyInfo, RelationInfo, SchemaSnapshot } from './schema-model';
@@ -17,7 +17,7 @@ export interface Source {
 }
 
 export type PlannedSelect =
-  | { kind: 'column'; column: ColumnInfo; alias: string; cast?: string }
+  | { kind: 'column'; column: ColumnInfo; json?: JsonStep[]; alias: string; cast?: string }
   | PlannedEmbed;
 
 export interface PlannedEmbed {
@@ -34,11 +34,12 @@ export interface PlannedEmbed {
 }
 
 export type PlannedCondition =
-  | { kind: 'filter'; column: ColumnInfo; negate: boolean; op: import('./grammar').Operator; value: string | string[]; language?: string }
+  | { kind: 'filter'; column: ColumnInfo; json?: JsonStep[]; negate: boolean; op: import('./grammar').Operator; value: string | string[]; language?: string }
   | { kind: 'logic'; op: 'and' | 'or'; negate: boolean; children: PlannedCondition[] };
 
 export interface PlannedOrder {
   column: ColumnInfo;
+  json?: JsonStep[];
   direction: 'asc' | 'desc';
   nulls?: 'first' | 'last';
 }
@@ -59,6 +60,15 @@ function column(source: Source, name: string): ColumnInfo {
   return found;
 }
 
+/** A column, possibly followed by a JSON path (`meta->a->>b`), which only json and jsonb columns take. */
+function columnRef(source: Source, text: string): { column: ColumnInfo; json?: JsonStep[] } {
+  const { name, json } = splitJsonPath(text);
+  const found = column(source, name);
+  if (json.length === 0) return { column: found };
+  if (found.type !== 'json' && found.type !== 'jsonb') throw invalidFilter(`"${text}": a JSON path needs a json or jsonb column`);
+  return { column: found, json };
+}
+
 /** Resolves a filter tree against `source`. */
 export function planConditions(source: Source, conditions: Condition[]): PlannedCondition[] {
   return conditions.map((condition): PlannedCondition => {
@@ -66,14 +76,14 @@ export function planConditions(source: Source, conditions: Condition[]): Planned
     if (condition.language !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(condition.language)) {
       throw invalidFilter(`unknown text search configuration "${condition.language}"`);
     }
-    const planned: PlannedCondition = { kind: 'filter', column: column(source, condition.column), negate: condition.negate, op: condition.op, value: condition.value };
+    const planned: PlannedCondition = { kind: 'filter', ...columnRef(source, condition.column), negate: condition.negate, op: condition.op, value: condition.value };
     if (condition.language !== undefined) planned.language = condition.language;
     return planned;
   });
 }
 
 export function planOrder(source: Source, order: OrderTerm[]): PlannedOrder[] {
-  return order.map((term) => ({ column: column(source, term.column), direction: term.direction, nulls: term.nulls }));
+  return order.map((term) => ({ ...columnRef(source, term.column), direction: term.direction, nulls: term.nulls }));
 }
 
 /** Plans the modifiers stored at `path` against `source`. */
@@ -115,7 +125,9 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
     }
     if (item.kind === 'field') {
       if (item.cast !== undefined && !CAST.test(item.cast)) throw invalidFilter(`"${item.cast}" is not a type name`);
-      const entry: PlannedSelect = { kind: 'column', column: column(source, item.name), alias: item.alias ?? item.name };
+      const ref = columnRef(source, item.name);
+      // As PostgREST names it: the alias, else the last key of a JSON path, else the column.
+      const entry: PlannedSelect = { kind: 'column', ...ref, alias: item.alias ?? ref.json?.at(-1)?.key ?? item.name };
       if (item.cast !== undefined) entry.cast = item.cast.toLowerCase();
       planned.push(entry);
       continue;

@@ -4,6 +4,7 @@
  * trees and ORDER BY. Pure; every value becomes a `$n` parameter.
  */
 import type { PlannedCondition, PlannedModifiers, PlannedOrder, PlannedSelect } from './plan-select';
+import type { JsonStep } from './grammar';
 import type { ColumnInfo } from './schema-model';
 
 /** A name from the catalog, double-quoted for PostgreSQL. */
@@ -30,13 +31,20 @@ export class Aliases {
 const COMPARISON = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 const TSQUERY = { fts: 'to_tsquery', plfts: 'plainto_tsquery', phfts: 'phraseto_tsquery', wfts: 'websearch_to_tsquery' } as const;
 
+/** `table."col"`, followed by its JSON path with each key a parameter (an integer key indexes an array). */
+function columnSql(table: string, column: ColumnInfo, json: JsonStep[] | undefined, params: Params): string {
+  let sql = `${table}.${ident(column.name)}`;
+  for (const step of json ?? []) sql = `(${sql} ${step.op} ${params.add(step.key)}::${/^-?\d{1,9}$/.test(step.key) ? 'int' : 'text'})`;
+  return sql;
+}
+
 function castSql(cast: string): string {
   const array = cast.endsWith('[]');
   return `::${ident(array ? cast.slice(0, -2) : cast)}${array ? '[]' : ''}`;
 }
 
 function filterSql(condition: Extract<PlannedCondition, { kind: 'filter' }>, table: string, params: Params): string {
-  const col = `${table}.${ident(condition.column.name)}`;
+  const col = columnSql(table, condition.column, condition.json, params);
   const value = condition.value;
   const text = typeof value === 'string' ? value : '';
   switch (condition.op) {
@@ -63,7 +71,7 @@ function filterSql(condition: Extract<PlannedCondition, { kind: 'filter' }>, tab
     }
     case 'fts': case 'plfts': case 'phfts': case 'wfts': {
       const config = condition.language === undefined ? '' : `${params.add(condition.language)}::regconfig, `;
-      const vector = condition.column.type === 'tsvector' ? col : `to_tsvector(${config}${col}::text)`;
+      const vector = condition.column.type === 'tsvector' && !condition.json ? col : `to_tsvector(${config}${col}::text)`;
       return `${vector} @@ ${TSQUERY[condition.op]}(${config}${params.add(text)})`;
     }
   }
@@ -79,9 +87,9 @@ export function whereSql(conditions: PlannedCondition[], table: string, params: 
   return parts.length === 1 ? parts[0]! : parts.map((p) => `(${p})`).join(` ${joiner} `);
 }
 
-export function orderSql(order: PlannedOrder[], table: string): string {
+export function orderSql(order: PlannedOrder[], table: string, params: Params): string {
   if (order.length === 0) return '';
-  return ` order by ${order.map((o) => `${table}.${ident(o.column.name)} ${o.direction}${o.nulls ? ` nulls ${o.nulls}` : ''}`).join(', ')}`;
+  return ` order by ${order.map((o) => `${columnSql(table, o.column, o.json, params)} ${o.direction}${o.nulls ? ` nulls ${o.nulls}` : ''}`).join(', ')}`;
 }
 
 export function pageSql(modifiers: Pick<PlannedModifiers, 'limit' | 'offset'>, params: Params): string {
@@ -101,13 +109,13 @@ export function selectListSql(items: PlannedSelect[], table: string, params: Par
   if (items.length === 0) return '';
   return items
     .map((item) => {
-      if (item.kind === 'column') return `${table}.${ident(item.column.name)}${item.cast ? castSql(item.cast) : ''} as ${ident(item.alias)}`;
+      if (item.kind === 'column') return `${columnSql(table, item.column, item.json, params)}${item.cast ? castSql(item.cast) : ''} as ${ident(item.alias)}`;
       const child = aliases.take('_t');
       const row = aliases.take('_e');
       const where = [joinSql(item.on, table, child), whereSql(item.modifiers.where, child, params)].join(' and ');
       const inner = `select ${selectListSql(item.select, child, params, aliases)} from ${qualified(item.relation.name)} ${child} where ${where}`;
       if (item.many) {
-        return `(select coalesce(json_agg(${row}), '[]') from (${inner}${orderSql(item.modifiers.order, child)}${pageSql(item.modifiers, params)}) ${row}) as ${ident(item.alias)}`;
+        return `(select coalesce(json_agg(${row}), '[]') from (${inner}${orderSql(item.modifiers.order, child, params)}${pageSql(item.modifiers, params)}) ${row}) as ${ident(item.alias)}`;
       }
       return `(select to_json(${row}) from (${inner} limit 1) ${row}) as ${ident(item.alias)}`;
     })

@@ -54,7 +54,7 @@ function readSql(plan: ReadPlan): Statement {
   const from = `${qualified(plan.relation.name)} ${t}`;
   const list = selectListSql(plan.select, t, params, aliases);
   const where = [whereSql(plan.modifiers.where, t, params), ...innerJoinsSql(plan.select, t, params, aliases)].join(' and ');
-  const page = `select ${list} from ${from} where ${where}${orderSql(plan.modifiers.order, t)}${pageSql(plan.modifiers, params)}`;
+  const page = `select ${list} from ${from} where ${where}${orderSql(plan.modifiers.order, t, params)}${pageSql(plan.modifiers, params)}`;
   let total = 'null::bigint';
   if (plan.count) {
     const countWhere = [whereSql(plan.modifiers.where, t, params), ...innerJoinsSql(plan.select, t, params, new Aliases())].join(' and ');
@@ -144,7 +144,7 @@ function rpcSql(plan: RpcPlan): Statement {
     const aliases = new Aliases();
     const list = selectListSql(plan.select, t, params, aliases);
     const where = whereSql(plan.modifiers.where, t, params);
-    const page = `select ${list} from ${call} ${t} where ${where}${orderSql(plan.modifiers.order, t)}${pageSql(plan.modifiers, params)}`;
+    const page = `select ${list} from ${call} ${t} where ${where}${orderSql(plan.modifiers.order, t, params)}${pageSql(plan.modifiers, params)}`;
     if (!plan.fn.returnsSet) {
       // One row: answered as an object, as PostgREST does for a function returning a single composite.
       return { text: `select (select to_json(_s) from (${page}) _s)::text as body, 1 as page_count, null::bigint as total`, values: params.values };
