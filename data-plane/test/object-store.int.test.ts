@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApiError } from '@baseplane/contracts';
-import { createFsObjectStore, openS3ObjectStore, type ByteRange, type ObjectStore } from '../src/storage';
+import { createFsObjectStore, openS3ObjectStore, type ByteRange, type ObjectStore } from '@baseplane/contracts/object-store';
 
 const MiB = 1024 * 1024;
 /** Most resident memory a 50 MiB transfer may add: well under the object, above the garbage-collection noise. */

@@ -2,7 +2,7 @@
  * The content type an object is stored with: checked once here so that every
  * backend stores the same thing and the fs header always fits.
  */
-import { invalidRequest } from '@baseplane/contracts';
+import { invalidRequest } from '../errors';
 
 const MAX_CONTENT_TYPE_LENGTH = 255;
 /** `type/subtype` plus optional parameters, printable ASCII only (it goes back out as a header). */

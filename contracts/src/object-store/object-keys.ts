@@ -3,7 +3,7 @@
  * key must follow so that every backend can hold it (the filesystem one turns
  * segments into file names, so `..`, empty segments and NUL are refused).
  */
-import { ApiError, invalidRequest } from '@baseplane/contracts';
+import { ApiError, invalidRequest } from '../errors';
 import type { ByteRange, ListOptions } from './object-store';
 import { DEFAULT_LIST_LIMIT } from './object-store';
 

@@ -14,7 +14,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { ApiError } from '@baseplane/contracts';
+import { ApiError } from '../errors';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { assertContentType } from './content-type';
