@@ -1,8 +1,10 @@
 /**
- * Lifecycle helpers for the child processes of the local stack (Temporal and
- * the services): spawning with piped output and stopping them for sure.
+ * Lifecycle helpers for the child processes of the local stack (Temporal, the
+ * S3 server and the services): spawning with piped output, waiting until one
+ * is ready, and stopping them for sure.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { waitUntil } from './net';
 import type { StackLog } from './stack-log';
 
 /** True once the child has exited (or never started). */
@@ -63,3 +65,54 @@ export async function terminate(child: ChildProcess, graceMs: number, onKill?: (
     clearTimeout(killTimer);
   }
 }
+
+/** A long-running server child of the stack (Temporal, the S3 server), as the stack controls it. */
+export interface ServerChild {
+  isRunning(): boolean;
+  /** SIGTERM, then SIGKILL after the grace; resolves when the process is gone. */
+  stop(): Promise<void>;
+  /** Sends SIGTERM without waiting: for when this process is exiting. */
+  stopNow(): void;
+  /** True once stop() or stopNow() was asked (output filters read it). */
+  readonly stopping: boolean;
+}
+
+/** Wraps a spawned server: an exit nobody asked for is logged under `part`. */
+export function serverChild(part: string, child: ChildProcess, log: StackLog, graceMs: number): ServerChild {
+  let stopping = false;
+  child.once('exit', (code, signal) => {
+    if (!stopping) log.line(part, `exited unexpectedly (${describeExit(code, signal)})`);
+  });
+  return {
+    get stopping() {
+      return stopping;
+    },
+    isRunning: () => !hasExited(child),
+    stopNow() {
+      stopping = true;
+      if (!hasExited(child)) child.kill('SIGTERM');
+    },
+    async stop() {
+      stopping = true;
+      await terminate(child, graceMs, () => log.line(part, `did not stop within ${graceMs / 1000} s; killing it`));
+    },
+  };
+}
+
+/**
+ * Resolves once `ready()` holds; gives up at once when the server exits
+ * meanwhile, and stops it when it never gets ready.
+ */
+export async function untilReady(part: string, server: ServerChild, what: string, ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  try {
+    await waitUntil(ready, {
+      what,
+      timeoutMs,
+      abort: () => (server.isRunning() ? undefined : `exited during start (see the [${part}] lines)`),
+    });
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+}
+

@@ -1,16 +1,18 @@
 /**
  * Clean-up of processes a previous stack on the same data directory left
  * behind when its supervisor was killed outright (kill -9, OOM): they hold the
- * PostgreSQL lock file and Temporal's SQLite file, so a new start must end them.
+ * PostgreSQL lock file and Temporal's SQLite file, so a new start must end
+ * them; an S3 server on the same buckets would be left running for good.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { s3BucketsDir } from './s3-server';
 import type { StackLog } from './stack-log';
 
 /** A process found under /proc: its pid and how to recognise it. */
 interface Found {
   pid: number;
-  part: 'postgres' | 'temporal' | 'service';
+  part: 'postgres' | 'temporal' | 's3' | 'service';
 }
 
 const PORT_VARIABLES = ['CONTROL_PLANE_PORT=', 'WORKER_PORT=', 'DATA_PLANE_PORT='];
@@ -20,6 +22,7 @@ function findLeftovers(dataDir: string): Found[] {
   if (!existsSync('/proc')) return [];
   const postgresMarker = `-D\0${path.join(dataDir, 'postgres')}\0`;
   const temporalMarker = `${path.join(dataDir, 'temporal', 'temporal.db')}\0`;
+  const s3Marker = `\0posix\0${s3BucketsDir(dataDir)}\0`;
   const found: Found[] = [];
   for (const entry of readdirSync('/proc')) {
     const pid = Number(entry);
@@ -28,6 +31,7 @@ function findLeftovers(dataDir: string): Found[] {
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       if (cmdline.includes(postgresMarker)) found.push({ pid, part: 'postgres' });
       else if (cmdline.includes('start-dev') && cmdline.includes(temporalMarker)) found.push({ pid, part: 'temporal' });
+      else if (`\0${cmdline}`.includes(s3Marker)) found.push({ pid, part: 's3' });
       else {
         const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
         const ours = environ.includes(`DATA_DIR=${dataDir}`);

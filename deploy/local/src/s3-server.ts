@@ -4,12 +4,11 @@
  * `<dataDir>/s3`. Started when STORAGE_BACKEND=s3 has no S3_ENDPOINT, and by
  * the test harness so that the storage tests run against a real S3 service.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { describeExit, hasExited, spawnLogged, terminate } from './child-process';
-import { answers200, findFreePort, waitUntil } from './net';
+import { cachedBinary } from './binaries';
+import { serverChild, spawnLogged, untilReady, type ServerChild } from './child-process';
+import { answers200, findFreePort } from './net';
 import { readOrCreateSecretFile } from './secrets';
 import type { StackLog } from './stack-log';
 
@@ -22,14 +21,8 @@ export interface S3Coordinates {
   secretAccessKey: string;
 }
 
-/** A running embedded S3 server. */
-export interface S3Server extends S3Coordinates {
-  isRunning(): boolean;
-  /** SIGTERM, then SIGKILL after 10 s; resolves when the process is gone. */
-  stop(): Promise<void>;
-  /** Sends SIGTERM without waiting: for when this process is exiting. */
-  stopNow(): void;
-}
+/** A running embedded S3 server (stopped with SIGTERM, SIGKILL after 10 s). */
+export interface S3Server extends S3Coordinates, ServerChild {}
 
 /** What {@link startS3Server} needs. */
 export interface S3ServerOptions {
@@ -55,26 +48,24 @@ const STOP_GRACE_MS = 10_000;
  * fallback is for runs that skip baseplane.mjs, such as `npx vitest`.
  */
 export function resolveS3ServerBin(env: Record<string, string | undefined>): string {
-  const explicit = env.BASEPLANE_VERSITYGW_BIN?.trim();
-  if (explicit) return explicit;
-  const cacheRoot = env.XDG_CACHE_HOME?.trim() || path.join(os.homedir(), '.cache');
-  const cached = path.join(cacheRoot, 'baseplane', `versitygw-${VERSITYGW_VERSION}`, 'versitygw');
-  return existsSync(cached) ? cached : 'versitygw';
+  return cachedBinary(env, 'BASEPLANE_VERSITYGW_BIN', 'versitygw', VERSITYGW_VERSION);
 }
+
+/** Where versitygw keeps the buckets of a stack on `dataDir` (orphans.ts recognises a leftover server by it). */
+export const s3BucketsDir = (dataDir: string) => path.join(dataDir, 's3', 'buckets');
 
 /** Starts versitygw on a free port of 127.0.0.1 and resolves once its health endpoint answers. */
 export async function startS3Server(options: S3ServerOptions): Promise<S3Server> {
   const { log } = options;
   const stateDir = path.join(options.dataDir, 's3');
-  const bucketsDir = path.join(stateDir, 'buckets');
+  const bucketsDir = s3BucketsDir(options.dataDir);
   await fs.mkdir(bucketsDir, { recursive: true });
-  await stopLeftoverServer(bucketsDir, log);
   // Kept with the data: objects record their owner's key, so a restart must come back with the same account.
   const secretAccessKey = await readOrCreateSecretFile(path.join(stateDir, 'root-secret'), 30);
   const port = await findFreePort();
   const endpoint = `http://127.0.0.1:${port}`;
 
-  let stopping = false;
+  let server: ServerChild | undefined;
   let started = false;
   const child = spawnLogged({
     part: 's3',
@@ -91,79 +82,11 @@ export async function startS3Server(options: S3ServerOptions): Promise<S3Server>
     env: { ...process.env, ROOT_ACCESS_KEY_ID: ACCESS_KEY_ID, ROOT_SECRET_ACCESS_KEY: secretAccessKey },
     log,
     // Its start banner is a box drawing; the log file keeps it, the console gets our one "ready" line.
-    toConsole: () => !stopping && started,
+    toConsole: () => !server?.stopping && started,
   });
-  child.once('exit', (code, signal) => {
-    if (!stopping) log.line('s3', `exited unexpectedly (${describeExit(code, signal)})`);
-  });
-
-  const server: S3Server = {
-    endpoint,
-    region: REGION,
-    accessKeyId: ACCESS_KEY_ID,
-    secretAccessKey,
-    isRunning: () => !hasExited(child),
-    stopNow() {
-      stopping = true;
-      if (!hasExited(child)) child.kill('SIGTERM');
-    },
-    async stop() {
-      stopping = true;
-      await terminate(child, STOP_GRACE_MS, () => log.line('s3', 'did not stop within 10 s; killing it'));
-    },
-  };
-
-  try {
-    await waitUntil(() => answers200(`${endpoint}${HEALTH_PATH}`, 1000), {
-      what: `S3 server (${options.bin})`,
-      timeoutMs: READY_TIMEOUT_MS,
-      abort: () => (hasExited(child) ? 'exited during start (see the [s3] lines)' : undefined),
-    });
-  } catch (error) {
-    await server.stop();
-    throw error;
-  }
+  server = serverChild('s3', child, log, STOP_GRACE_MS);
+  await untilReady('s3', server, `S3 server (${options.bin})`, () => answers200(`${endpoint}${HEALTH_PATH}`, 1000), READY_TIMEOUT_MS);
   started = true;
   log.line('s3', `ready on ${endpoint} (versitygw, data in ${bucketsDir})`);
-  return server;
-}
-
-/**
- * Ends a versitygw that an earlier stack on the same data left running when its
- * supervisor was killed outright (it runs in its own process group, so it
- * outlives a kill -9): nothing locks the buckets directory, so without this
- * every such restart would leave one more server behind. Linux /proc only.
- */
-async function stopLeftoverServer(bucketsDir: string, log: StackLog): Promise<void> {
-  if (!existsSync('/proc')) return;
-  const marker = `\0posix\0${bucketsDir}\0`;
-  const leftovers = readdirSync('/proc')
-    .map(Number)
-    .filter((pid) => Number.isInteger(pid) && pid !== process.pid)
-    .filter((pid) => {
-      try {
-        return `\0${readFileSync(`/proc/${pid}/cmdline`, 'utf8')}`.includes(marker);
-      } catch {
-        return false; // gone while we looked, or not ours to read
-      }
-    });
-  for (const pid of leftovers) {
-    log.line('s3', `stopping pid ${pid} left over from an earlier run on this data`);
-    try {
-      process.kill(pid, 'SIGTERM');
-    } catch {
-      // Already gone.
-    }
-  }
-  const alive = (pid: number) => {
-    try {
-      process.kill(pid, 0);
-      return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
-    } catch {
-      return false;
-    }
-  };
-  const deadline = Date.now() + STOP_GRACE_MS;
-  while (leftovers.some(alive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-  for (const pid of leftovers.filter(alive)) process.kill(pid, 'SIGKILL');
+  return Object.assign(server, { endpoint, region: REGION, accessKeyId: ACCESS_KEY_ID, secretAccessKey });
 }

@@ -3,24 +3,18 @@
  * SQLite file in `<dataDir>/temporal`, every port chosen free so that several
  * stacks can run side by side.
  */
-import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { describeExit, hasExited, spawnLogged, terminate } from './child-process';
-import { answers200, canConnect, findFreePort, waitUntil } from './net';
+import { cachedBinary } from './binaries';
+import { serverChild, spawnLogged, untilReady, type ServerChild } from './child-process';
+import { answers200, canConnect, findFreePort } from './net';
 import type { StackLog } from './stack-log';
 
-/** A running Temporal dev server. */
-export interface TemporalDevServer {
+/** A running Temporal dev server (stopped with SIGTERM, SIGKILL after 10 s). */
+export interface TemporalDevServer extends ServerChild {
   /** Frontend gRPC `host:port`, the value of TEMPORAL_ADDRESS. */
   address: string;
   uiUrl: string;
-  isRunning(): boolean;
-  /** SIGTERM, then SIGKILL after 10 s; resolves when the process is gone. */
-  stop(): Promise<void>;
-  /** Sends SIGTERM without waiting: for when this process is exiting. */
-  stopNow(): void;
 }
 
 /** What {@link startTemporalDevServer} needs. */
@@ -41,11 +35,7 @@ export const TEMPORAL_CLI_VERSION = '1.5.1';
  * for runs that skip baseplane.mjs, such as `npx vitest`.
  */
 export function resolveTemporalBin(env: Record<string, string | undefined>): string {
-  const explicit = env.BASEPLANE_TEMPORAL_BIN?.trim();
-  if (explicit) return explicit;
-  const cacheRoot = env.XDG_CACHE_HOME?.trim() || path.join(os.homedir(), '.cache');
-  const cached = path.join(cacheRoot, 'baseplane', `temporal-${TEMPORAL_CLI_VERSION}`, 'temporal');
-  return existsSync(cached) ? cached : 'temporal';
+  return cachedBinary(env, 'BASEPLANE_TEMPORAL_BIN', 'temporal', TEMPORAL_CLI_VERSION);
 }
 
 const READY_TIMEOUT_MS = 60_000;
@@ -65,7 +55,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   const address = `127.0.0.1:${port}`;
   const uiUrl = `http://127.0.0.1:${uiPort}`;
 
-  let stopping = false;
+  let server: ServerChild | undefined;
   let bannerSeen = false;
   const child = spawnLogged({
     part: 'temporal',
@@ -86,43 +76,16 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     env: process.env,
     log,
     // Its shutdown is chatty (poller warnings); after Ctrl-C only the log file wants that.
-    toConsole: () => !stopping,
+    toConsole: () => !server?.stopping,
   });
   // The banner ("Server: …") is printed once the server has finished starting;
   // the ports open earlier, before the namespaces exist.
   child.stdout!.on('data', (chunk: Buffer) => {
     if (/^Server:/m.test(chunk.toString('utf8'))) bannerSeen = true;
   });
-  child.once('exit', (code, signal) => {
-    if (!stopping) log.line('temporal', `exited unexpectedly (${describeExit(code, signal)})`);
-  });
-
-  const server: TemporalDevServer = {
-    address,
-    uiUrl,
-    isRunning: () => !hasExited(child),
-    stopNow() {
-      stopping = true;
-      if (!hasExited(child)) child.kill('SIGTERM');
-    },
-    async stop() {
-      stopping = true;
-      await terminate(child, STOP_GRACE_MS, () => log.line('temporal', 'did not stop within 10 s; killing it'));
-    },
-  };
-
-  try {
-    const ready = async () =>
-      bannerSeen && (await canConnect('127.0.0.1', port, 1000)) && (await answers200(uiUrl, 1000));
-    await waitUntil(ready, {
-      what: 'Temporal dev server',
-      timeoutMs: READY_TIMEOUT_MS,
-      abort: () => (hasExited(child) ? `exited during start (see the [temporal] lines)` : undefined),
-    });
-  } catch (error) {
-    await server.stop();
-    throw error;
-  }
+  server = serverChild('temporal', child, log, STOP_GRACE_MS);
+  const ready = async () => bannerSeen && (await canConnect('127.0.0.1', port, 1000)) && (await answers200(uiUrl, 1000));
+  await untilReady('temporal', server, 'Temporal dev server', ready, READY_TIMEOUT_MS);
   log.line('temporal', `ready on ${address}, UI ${uiUrl}`);
-  return server;
+  return Object.assign(server, { address, uiUrl });
 }
