@@ -12,7 +12,7 @@ import { OwnerPools } from './tenants/owner-pools';
 import { CodeBook } from './auth/codes';
 import { createMailer, type Mailer } from './mail/mailer';
 import { ProjectMailers } from './mail/project-mailers';
-import { createDataApi } from './rest/data-api';
+import { createDataApi, dataApiPoolSize } from './rest/data-api';
 
 async function main(): Promise<void> {
   const config = loadServiceConfig(process.env, 'DATA_PLANE_PORT');
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const mailer: Mailer = config.smtpUrl
     ? createMailer(config.smtpUrl, config.mailFrom)
     : { send: () => Promise.reject(new ApiError(503, 'email_unavailable', 'no mail server is configured (SMTP_URL)')) };
-  const dataApi = createDataApi({ directory, tokens, tenantDatabaseUrl: config.tenantDatabaseUrl, platformSecret: config.platformSecret });
+  const dataApi = createDataApi({ directory, tokens, tenantDatabaseUrl: config.tenantDatabaseUrl, platformSecret: config.platformSecret, maxConnections: dataApiPoolSize(process.env) });
   const mailers = new ProjectMailers(mailer, new SecretBox(config.platformSecret));
   const app = buildDataPlane({ directory, tenants, tokens, codes, mailers, publicUrl: config.publicUrl, log, dataApi });
   await app.listen({ port: config.listenPort, host: '127.0.0.1' });

@@ -170,6 +170,20 @@ describe('media types', () => {
   });
 });
 
+describe('CORS', () => {
+  it('answers a browser’s preflight and lets it read the paging headers', async () => {
+    const preflight = await call('OPTIONS', '/rest/v1/posts', { headers: { origin: 'https://app.example.com', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'apikey, prefer' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('PATCH');
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('prefer');
+    const read = await get('posts?limit=1', { origin: 'https://app.example.com' });
+    expect(read.headers.get('access-control-allow-origin')).toBe('*');
+    expect(read.headers.get('access-control-expose-headers')).toContain('content-range');
+    expect((await call('GET', '/rest/v1/nope', { headers: p.anon })).headers.get('access-control-allow-origin')).toBe('*');
+  });
+});
+
 describe('the OpenAPI root', () => {
   it('lists tables, their columns and the functions', async () => {
     const answer = await call('GET', '/rest/v1/', { headers: p.anon });

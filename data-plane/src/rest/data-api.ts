@@ -3,6 +3,7 @@
  * and the schema cache, kept current by following the project directory's
  * event stream (schema events drop a project's snapshot).
  */
+import { ConfigError } from '@baseplane/contracts';
 import type { ProjectDirectory } from '../directory/project-directory';
 import type { AccessTokens } from '../auth/access-tokens';
 import { DataPools, type DataPoolOptions } from './execute';
@@ -24,6 +25,15 @@ export interface DataApiOptions extends DataPoolOptions {
   tokens: AccessTokens;
   tenantDatabaseUrl: string;
   platformSecret: string;
+}
+
+/** DATA_API_POOL_SIZE: connections per project and replica (default 10, 1 to 100). */
+export function dataApiPoolSize(env: Record<string, string | undefined>): number {
+  const raw = env.DATA_API_POOL_SIZE?.trim();
+  if (raw === undefined || raw === '') return 10;
+  const size = Number(raw);
+  if (!/^\d+$/.test(raw) || size < 1 || size > 100) throw new ConfigError('DATA_API_POOL_SIZE', `must be a whole number from 1 to 100, got "${raw}"`);
+  return size;
 }
 
 /** Builds the data API's state and subscribes it to the event stream. */

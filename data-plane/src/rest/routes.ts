@@ -19,6 +19,9 @@ import { statementFor } from './sql';
 /** Media types a body may come in (PostgREST also takes CSV, which is not served here). */
 const JSON_BODY = /^application\/(json|vnd\.pgrst\.object\+json|vnd\.pgrst\.object)\b/i;
 
+const ALLOWED_HEADERS = 'apikey, authorization, content-type, accept, prefer, range, range-unit, accept-profile, content-profile, x-client-info';
+const EXPOSED_HEADERS = 'content-range, content-location, location, preference-applied, range-unit, server-timing';
+
 /** Times stages into a `Server-Timing` value. */
 class StageTimer {
   private readonly parts: string[] = [];
@@ -101,6 +104,20 @@ export function bindDataApi(scope: FastifyInstance, api: DataApi): void {
     // The body goes to PostgreSQL as the text that came: read it as a string, parse it once in parse.ts.
     rest.removeAllContentTypeParsers();
     rest.addContentTypeParser('*', { parseAs: 'string' }, (_request, text, done) => done(null, text));
+    // Browsers call the data API from other origins with the anon key, as they call Supabase's: CORS open to any origin.
+    rest.addHook('onSend', async (_request, reply, payload) => {
+      void reply.header('access-control-allow-origin', '*').header('access-control-expose-headers', EXPOSED_HEADERS);
+      return payload;
+    });
+    const preflight = async (_request: FastifyRequest, reply: FastifyReply) =>
+      reply
+        .status(204)
+        .header('access-control-allow-methods', 'GET, HEAD, POST, PATCH, DELETE, OPTIONS')
+        .header('access-control-allow-headers', ALLOWED_HEADERS)
+        .header('access-control-max-age', '86400')
+        .send();
+    rest.options('/rpc/:fn', preflight);
+    rest.options('/:table', preflight);
     rest.route({ method: ['GET', 'POST'], url: '/rpc/:fn', handler: (request, reply) => handle(api, request, reply, true) });
     rest.route({ method: ['GET', 'POST', 'PATCH', 'DELETE'], url: '/:table', handler: (request, reply) => handle(api, request, reply, false) });
   });
