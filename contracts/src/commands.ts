@@ -3,7 +3,7 @@
  * state by the control plane's pure decider into events.
  */
 import type { StoredAuthSettings } from './auth';
-import type { ColumnChange, ColumnSpec, ForeignKeySpec, KeyKind, SigningKey, StoredKey, TableAccess } from './events';
+import type { BucketSpec, ColumnChange, ColumnSpec, ForeignKeySpec, KeyKind, SigningKey, StoredKey, TableAccess } from './events';
 
 interface Command<T extends string, D> {
   type: T;
@@ -36,3 +36,10 @@ export type AddForeignKey = Command<'AddForeignKey', { projectId: string; table:
 export type DropForeignKey = Command<'DropForeignKey', { projectId: string; table: string; name: string }>;
 
 export type SchemaCommand = CreateTable | DropTable | AddColumn | UpdateColumn | DropColumn | AddForeignKey | DropForeignKey;
+
+/** Bucket commands: decided against the tenant's live `storage.buckets`, applied by the project's workflow. */
+export type CreateBucket = Command<'CreateBucket', { projectId: string; bucket: BucketSpec }>;
+export type UpdateBucket = Command<'UpdateBucket', { projectId: string; name: string; public: boolean }>;
+export type DeleteBucket = Command<'DeleteBucket', { projectId: string; name: string; force: boolean }>;
+
+export type BucketCommand = CreateBucket | UpdateBucket | DeleteBucket;

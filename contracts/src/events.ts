@@ -114,6 +114,30 @@ export type SqlDdlRecorded = Event<'SqlDdlRecorded', {
   commands: { commandTag: string; objectType: string | null; objectIdentity: string | null }[];
 }>;
 
+/** A bucket as a command declares it (API.md → Storage), checked and normalised. */
+export interface BucketSpec {
+  name: string;
+  public: boolean;
+  fileSizeLimit: number | null;
+  allowedMimeTypes: string[] | null;
+}
+
+/** Bucket commands' events, applied to the tenant's `storage.buckets` and the object store by the project's workflow. */
+export type BucketCreated = Event<'BucketCreated', { projectId: string; bucket: BucketSpec }>;
+export type BucketUpdated = Event<'BucketUpdated', { projectId: string; name: string; public: boolean }>;
+/** Deletion decided; `force` empties the bucket first. Requested, since applying it can still fail. */
+export type BucketDeletionRequested = Event<'BucketDeletionRequested', { projectId: string; name: string; force: boolean }>;
+/** Outcome of a bucket event: applied, or refused at apply time with the reason. */
+export type BucketChangeApplied = Event<'BucketChangeApplied', { projectId: string; causationVersion: number }>;
+export type BucketChangeFailed = Event<'BucketChangeFailed', {
+  projectId: string;
+  causationVersion: number;
+  reason: string;
+  error: { code: string | null; message: string; detail: string | null; hint: string | null };
+}>;
+
+export type BucketEvent = BucketCreated | BucketUpdated | BucketDeletionRequested | BucketChangeApplied | BucketChangeFailed;
+
 export type SchemaEvent =
   | TableCreated
   | TableDropped
@@ -139,7 +163,8 @@ export type ProjectEvent =
   | ProjectPingApplied
   | ProjectPingFailed
   | AuthSettingsUpdated
-  | SchemaEvent;
+  | SchemaEvent
+  | BucketEvent;
 
 export type ProjectEventType = ProjectEvent['type'];
 
@@ -167,6 +192,11 @@ export const EVENT_SCHEMA_VERSIONS: Record<ProjectEventType, number> = {
   SchemaChangeApplied: 1,
   SchemaChangeFailed: 1,
   SqlDdlRecorded: 1,
+  BucketCreated: 1,
+  BucketUpdated: 1,
+  BucketDeletionRequested: 1,
+  BucketChangeApplied: 1,
+  BucketChangeFailed: 1,
 };
 
 /** Schema events a project's workflow applies (all with a SchemaChangeApplied/Failed outcome). */
@@ -180,6 +210,9 @@ export const SCHEMA_CHANGE_EVENTS: ReadonlySet<ProjectEventType> = new Set<Proje
   'ForeignKeyDropped',
 ]);
 
+/** Bucket events a project's workflow applies (all with a BucketChangeApplied/Failed outcome). */
+export const BUCKET_CHANGE_EVENTS: ReadonlySet<ProjectEventType> = new Set<ProjectEventType>(['BucketCreated', 'BucketUpdated', 'BucketDeletionRequested']);
+
 /**
  * Events that a project's workflow must apply to the tenant side; the others
  * are outcomes or only change read models and caches.
@@ -189,6 +222,7 @@ export const APPLIED_BY_WORKFLOW: ReadonlySet<ProjectEventType> = new Set<Projec
   'ProjectDeletionRequested',
   'ProjectPinged',
   ...SCHEMA_CHANGE_EVENTS,
+  ...BUCKET_CHANGE_EVENTS,
 ]);
 
 /** Where and when an event was recorded. */

@@ -13,3 +13,4 @@ export * from './validate';
 export * from './workflows';
 export * from './rows';
 export * from './sql';
+export * from './storage';

@@ -95,6 +95,12 @@ export function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
     case 'SchemaChangeApplied':
     case 'SchemaChangeFailed':
     case 'SqlDdlRecorded':
+    // Buckets live in the tenant's storage.buckets, which is read live, as the catalog is.
+    case 'BucketCreated':
+    case 'BucketUpdated':
+    case 'BucketDeletionRequested':
+    case 'BucketChangeApplied':
+    case 'BucketChangeFailed':
       return state;
   }
 }

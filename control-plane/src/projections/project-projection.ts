@@ -20,6 +20,9 @@ const COMMAND_OF: Partial<Record<ProjectEvent['type'], string>> = {
   ForeignKeyAdded: 'AddForeignKey',
   ForeignKeyDropped: 'DropForeignKey',
   SqlDdlRecorded: 'ExecuteSql',
+  BucketCreated: 'CreateBucket',
+  BucketUpdated: 'UpdateBucket',
+  BucketDeletionRequested: 'DeleteBucket',
   AuthSettingsUpdated: 'UpdateAuthSettings',
 };
 
@@ -86,6 +89,12 @@ export async function projectProjectEvent(event: RecordedEvent<ProjectEvent>, tx
     case 'SchemaChangeFailed':
       await finishOperation(tx, event, 'failed', event.data.error);
       break;
+    case 'BucketChangeApplied':
+      await finishOperation(tx, event, 'succeeded', null);
+      break;
+    case 'BucketChangeFailed':
+      await finishOperation(tx, event, 'failed', event.data.error);
+      break;
     case 'TableCreated':
     case 'TableDropped':
     case 'ColumnAdded':
@@ -94,6 +103,9 @@ export async function projectProjectEvent(event: RecordedEvent<ProjectEvent>, tx
     case 'ForeignKeyAdded':
     case 'ForeignKeyDropped':
     case 'SqlDdlRecorded':
+    case 'BucketCreated':
+    case 'BucketUpdated':
+    case 'BucketDeletionRequested':
       break;
   }
   const command = COMMAND_OF[event.type];
