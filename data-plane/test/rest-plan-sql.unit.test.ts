@@ -47,6 +47,22 @@ describe('plan', () => {
     expect(many.kind === 'read' && many.select[0]).toMatchObject({ kind: 'embed', many: true, on: [['id', 'author_id']] });
   });
 
+  it('finds many-to-many through a junction table when no key links the two directly', () => {
+    const m2m = snapshotOf({
+      relations: [
+        { name: 'posts', kind: 'table', columns: [col('id', 'bigint')], primaryKey: ['id'], comment: null },
+        { name: 'tags', kind: 'table', columns: [col('id', 'integer'), col('label')], primaryKey: ['id'], comment: null },
+        { name: 'post_tags', kind: 'table', columns: [col('post_id', 'bigint'), col('tag_id', 'integer')], primaryKey: ['post_id', 'tag_id'], comment: null },
+      ],
+      foreignKeys: [
+        { name: 'post_tags_post_id_fkey', table: 'post_tags', columns: ['post_id'], refTable: 'posts', refColumns: ['id'] },
+        { name: 'post_tags_tag_id_fkey', table: 'post_tags', columns: ['tag_id'], refTable: 'tags', refColumns: ['id'] },
+      ],
+    });
+    const statement = statementFor(planRequest(request('GET', 'posts', 'select=id,tags(label)'), m2m));
+    expect(statement.text).toContain('from public."tags" _t1 join public."post_tags" _j3 on _j3."tag_id" = _t1."id" where _j3."post_id" = _t0."id"');
+  });
+
   it('refuses PATCH and DELETE without a filter', () => {
     expect(() => plan('PATCH', 'posts', '', { body: '{"title":"x"}' })).toThrow(expect.objectContaining({ code: 'filter_required' }));
     expect(() => plan('DELETE', 'posts', 'limit=1')).toThrow(expect.objectContaining({ code: 'filter_required' }));

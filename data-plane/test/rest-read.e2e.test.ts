@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, scenarios } from '../../deploy/test/http';
-import { blogSchema, restProject, type RestProject } from './rest-fixtures';
+import { blogSchema, restProject, sql, type RestProject } from './rest-fixtures';
 
 let p: RestProject;
 const get = (path: string, headers: Record<string, string> = {}) => call('GET', `/rest/v1/${path}`, { headers: { ...p.anon, ...headers } });
@@ -63,6 +63,22 @@ describe('select', () => {
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body).toEqual([{ id: 3, lang: 'fr', raw: 'fr' }, { id: 1, lang: 'en', raw: 'en' }]);
     expect((await get('posts?select=id&title->>x=eq.1')).status).toBe(400);
+  });
+
+  it('embeds many-to-many through a junction table', async () => {
+    await sql(p, `
+      create table tags (id int primary key, label text not null);
+      create table post_tags (post_id bigint references posts (id), tag_id int references tags (id), primary key (post_id, tag_id));
+      create policy "read" on tags for select using (true);
+      create policy "read" on post_tags for select using (true);
+      insert into tags values (1, 'news'), (2, 'tech'), (3, 'unused');
+      insert into post_tags values (1, 1), (1, 2), (3, 2);
+    `);
+    const answer = await get('posts?select=id,tags(label)&order=id&tags.order=label.desc&id=lte.3');
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toEqual([{ id: 1, tags: [{ label: 'tech' }, { label: 'news' }] }, { id: 2, tags: [] }, { id: 3, tags: [{ label: 'tech' }] }]);
+    const back = await get('tags?select=label,posts!inner(id)&posts.id=eq.3');
+    expect(back.body).toEqual([{ label: 'tech', posts: [{ id: 3 }] }]);
   });
 
   it('names the foreign key with !hint', async () => {

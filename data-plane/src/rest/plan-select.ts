@@ -26,8 +26,10 @@ export interface PlannedEmbed {
   relation: RelationInfo;
   /** Pairs (parent column, child column) the join matches on. */
   on: Array<[string, string]>;
-  /** One-to-many answers an array; many-to-one an object (or null). */
+  /** One-to-many and many-to-many answer an array; many-to-one an object (or null). */
   many: boolean;
+  /** Many-to-many: the junction table, and the pairs linking it to the parent and to the child; `on` is then empty. */
+  through?: { relation: string; parentOn: Array<[string, string]>; childOn: Array<[string, string]> };
   inner: boolean;
   select: PlannedSelect[];
   modifiers: PlannedModifiers;
@@ -100,6 +102,33 @@ interface Relationship {
   fk: ForeignKeyInfo;
   many: boolean;
   on: Array<[string, string]>;
+  through?: PlannedEmbed['through'];
+}
+
+/**
+ * Many-to-many through a junction table holding a foreign key to each side
+ * (`posts ← posts_tags → tags`), considered when no direct key links them.
+ */
+function junctions(snapshot: SchemaSnapshot, parent: string, target: string, hint: string | undefined): Relationship[] {
+  const found: Relationship[] = [];
+  for (const toParent of snapshot.foreignKeys) {
+    if (toParent.refTable !== parent || toParent.table === parent || toParent.table === target) continue;
+    for (const toTarget of snapshot.foreignKeys) {
+      if (toTarget.table !== toParent.table || toTarget.refTable !== target || toTarget === toParent) continue;
+      if (hint !== undefined && hint !== toParent.table && hint !== toParent.name && hint !== toTarget.name) continue;
+      found.push({
+        fk: toTarget,
+        many: true,
+        on: [],
+        through: {
+          relation: toParent.table,
+          parentOn: toParent.refColumns.map((c, i) => [c, toParent.columns[i]!]),
+          childOn: toTarget.columns.map((c, i) => [c, toTarget.refColumns[i]!]),
+        },
+      });
+    }
+  }
+  return found;
 }
 
 /** The foreign keys linking `parent` and `target`, either way, narrowed by a `!hint`. */
@@ -111,8 +140,8 @@ function relationships(snapshot: SchemaSnapshot, parent: string, target: string,
     // target → parent: the target holds the key, many target rows (an array). A self-reference is both.
     if (fk.refTable === parent && fk.table === target) found.push({ fk, many: true, on: fk.refColumns.map((c, i) => [c, fk.columns[i]!]) });
   }
-  if (hint === undefined) return found;
-  return found.filter(({ fk, many }) => fk.name === hint || (fk.columns.length === 1 && fk.columns[0] === hint) || (hint === fk.refTable && many === false && parent !== target));
+  const direct = hint === undefined ? found : found.filter(({ fk, many }) => fk.name === hint || (fk.columns.length === 1 && fk.columns[0] === hint) || (hint === fk.refTable && many === false && parent !== target));
+  return direct.length > 0 ? direct : junctions(snapshot, parent, target, hint);
 }
 
 /** Resolves `select=` on `source`; `path` names this level for embedded modifiers. */
@@ -146,6 +175,7 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
       relation: target,
       on: link.on,
       many: link.many,
+      ...(link.through ? { through: link.through } : {}),
       inner: item.inner,
       select: planSelect(snapshot, target, item.children.length === 0 ? [{ kind: 'star' }] : item.children, modifiers, childPath),
       modifiers: planModifiers(target, modifiers, childPath),

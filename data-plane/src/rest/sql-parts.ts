@@ -23,7 +23,7 @@ export class Params {
 /** Hands out unique table aliases within one statement. */
 export class Aliases {
   private next = 1;
-  take(prefix: '_t' | '_e'): string {
+  take(prefix: '_t' | '_e' | '_j'): string {
     return `${prefix}${this.next++}`;
   }
 }
@@ -104,6 +104,17 @@ function joinSql(on: Array<[string, string]>, parent: string, child: string): st
   return on.map(([p, c]) => `${child}.${ident(c)} = ${parent}.${ident(p)}`).join(' and ');
 }
 
+/** FROM and the condition linking an embedding's rows to the parent row, directly or through a junction table. */
+function embedSource(item: Extract<PlannedSelect, { kind: 'embed' }>, parent: string, child: string, aliases: Aliases): { from: string; link: string } {
+  const from = `${qualified(item.relation.name)} ${child}`;
+  if (!item.through) return { from, link: joinSql(item.on, parent, child) };
+  const junction = aliases.take('_j');
+  return {
+    from: `${from} join ${qualified(item.through.relation)} ${junction} on ${joinSql(item.through.childOn.map(([j, c]) => [c, j]), child, junction)}`,
+    link: joinSql(item.through.parentOn, parent, junction),
+  };
+}
+
 /** Select list over `table`; embeddings become correlated subqueries that build their JSON in PostgreSQL. */
 export function selectListSql(items: PlannedSelect[], table: string, params: Params, aliases: Aliases): string {
   if (items.length === 0) return '';
@@ -112,8 +123,9 @@ export function selectListSql(items: PlannedSelect[], table: string, params: Par
       if (item.kind === 'column') return `${columnSql(table, item.column, item.json, params)}${item.cast ? castSql(item.cast) : ''} as ${ident(item.alias)}`;
       const child = aliases.take('_t');
       const row = aliases.take('_e');
-      const where = [joinSql(item.on, table, child), whereSql(item.modifiers.where, child, params)].join(' and ');
-      const inner = `select ${selectListSql(item.select, child, params, aliases)} from ${qualified(item.relation.name)} ${child} where ${where}`;
+      const source = embedSource(item, table, child, aliases);
+      const where = [source.link, whereSql(item.modifiers.where, child, params)].join(' and ');
+      const inner = `select ${selectListSql(item.select, child, params, aliases)} from ${source.from} where ${where}`;
       if (item.many) {
         return `(select coalesce(json_agg(${row}), '[]') from (${inner}${orderSql(item.modifiers.order, child, params)}${pageSql(item.modifiers, params)}) ${row}) as ${ident(item.alias)}`;
       }
@@ -127,9 +139,10 @@ export function innerJoinsSql(items: PlannedSelect[], table: string, params: Par
   return items.flatMap((item) => {
     if (item.kind !== 'embed' || !item.inner) return [];
     const child = aliases.take('_t');
+    const source = embedSource(item, table, child, aliases);
     const nested = innerJoinsSql(item.select, child, params, aliases);
-    const where = [joinSql(item.on, table, child), whereSql(item.modifiers.where, child, params), ...nested].join(' and ');
-    return [`exists (select 1 from ${qualified(item.relation.name)} ${child} where ${where})`];
+    const where = [source.link, whereSql(item.modifiers.where, child, params), ...nested].join(' and ');
+    return [`exists (select 1 from ${source.from} where ${where})`];
   });
 }
 
