@@ -27,6 +27,8 @@ import { sqlConsoleProvider } from './sql/sql-console';
 import { DevInboxController } from './dev-inbox/dev-inbox.controller';
 import { AuthSettingsController } from './auth-admin/auth-settings.controller';
 import { UsersController } from './auth-admin/users.controller';
+import { BucketsController } from './storage/buckets.controller';
+import { ExecuteBucketCommandHandler } from './storage/bucket-command';
 
 export const PG_POOL = Symbol('PG_POOL');
 export const CONFIG = Symbol('CONFIG');
@@ -55,7 +57,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [CqrsModule.forRoot()],
-      controllers: [HealthController, AccountsController, ProjectsController, TablesController, RowsController, SqlController, DevInboxController, AuthSettingsController, UsersController],
+      controllers: [HealthController, AccountsController, ProjectsController, TablesController, RowsController, SqlController, DevInboxController, AuthSettingsController, UsersController, BucketsController],
       providers: [
         { provide: CONFIG, useValue: deps.config },
         { provide: PG_POOL, useValue: deps.db },
@@ -77,6 +79,7 @@ export class AppModule {
         sqlConsoleProvider(process.env),
         ExecuteProjectCommandHandler,
         ExecuteSchemaCommandHandler,
+        ExecuteBucketCommandHandler,
       ],
     };
   }

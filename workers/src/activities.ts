@@ -13,13 +13,17 @@ import {
   ownerPasswordPurpose,
   tenantDatabaseName,
   tenantOwnerRole,
+  type BucketEvent,
   type ProjectEvent,
   type SchemaEvent,
 } from '@baseplane/contracts';
+import { bucketPrefix, type ObjectStore } from '@baseplane/contracts/object-store';
 import type { PlatformStore } from './platform-store';
 import type { TenantPools } from './tenant-pools';
 import { schemaChangeSql } from './schema-ddl';
 import { authSchemaSql } from './tenant-auth-sql';
+import { storageSchemaSql } from './tenant-storage-sql';
+import { applyBucketRows, bucketOf } from './storage-bucket-apply';
 import { apiRolesSql, createDatabaseSql, createOwnerRoleSql, databaseAccessSql, dropDatabaseSql, dropRoleSql, installSchemaSql } from './tenant-sql';
 
 export interface ActivityDependencies {
@@ -28,6 +32,8 @@ export interface ActivityDependencies {
   /** Superuser pool on the tenant cluster's maintenance database. */
   tenantAdmin: pg.Pool;
   platformSecret: string;
+  /** The object store of STORAGE_BACKEND, where bucket deletions empty the bucket's prefix. */
+  objects: ObjectStore;
 }
 
 export interface EventRef {
@@ -43,8 +49,11 @@ export interface PendingEvent {
 
 export type OutcomeType =
   | 'ProjectProvisioned' | 'ProjectProvisioningFailed' | 'ProjectDeleted' | 'ProjectDeletionFailed'
-  | 'ProjectPingApplied' | 'ProjectPingFailed' | 'SchemaChangeApplied' | 'SchemaChangeFailed';
-const FAILURE_OUTCOMES: ReadonlySet<OutcomeType> = new Set(['ProjectProvisioningFailed', 'ProjectDeletionFailed', 'ProjectPingFailed', 'SchemaChangeFailed']);
+  | 'ProjectPingApplied' | 'ProjectPingFailed' | 'SchemaChangeApplied' | 'SchemaChangeFailed'
+  | 'BucketChangeApplied' | 'BucketChangeFailed';
+const FAILURE_OUTCOMES: ReadonlySet<OutcomeType> = new Set(['ProjectProvisioningFailed', 'ProjectDeletionFailed', 'ProjectPingFailed', 'SchemaChangeFailed', 'BucketChangeFailed']);
+/** Failures that carry the database's (or the apply's) words in `error`. */
+const FAILURES_WITH_ERROR: ReadonlySet<OutcomeType> = new Set(['SchemaChangeFailed', 'BucketChangeFailed']);
 
 /** PostgreSQL's words about a change it refused, carried into the failure event. */
 export interface DatabaseErrorInfo {
@@ -108,7 +117,7 @@ function classified<T extends Record<string, (...args: never[]) => Promise<unkno
 }
 
 export function createActivities(deps: ActivityDependencies) {
-  const { platform, tenantAdmin, tenants } = deps;
+  const { platform, tenantAdmin, tenants, objects } = deps;
 
   /** Appends the success event of an applied change: the same activity, no extra round trip. */
   function recordSuccess(outcome: Outcome): Promise<void> {
@@ -178,7 +187,7 @@ export function createActivities(deps: ActivityDependencies) {
           const marker = await client.query<{ version: number }>('select version from baseplane_meta.applied');
           if ((marker.rows[0]?.version ?? 0) >= version) return false;
         }
-        for (const sql of [...installSchemaSql(tenantOwnerRole(projectId), version), ...authSchemaSql(tenantOwnerRole(projectId))]) await client.query(sql);
+        for (const sql of [...installSchemaSql(tenantOwnerRole(projectId), version), ...authSchemaSql(tenantOwnerRole(projectId)), ...storageSchemaSql(tenantOwnerRole(projectId))]) await client.query(sql);
         return true;
       });
       await platform.recordStep(projectId, version, 'installTenantSchema', performed, Context.current().info.attempt);
@@ -228,11 +237,53 @@ export function createActivities(deps: ActivityDependencies) {
       await recordSuccess({ ...ref, type: 'SchemaChangeApplied' });
     },
 
+    /**
+     * Applies one bucket event to the tenant's storage tables as the project's
+     * owner, in one transaction with the applied-version marker (a retry finds
+     * it applied and does nothing). A new bucket's key prefix is emptied before
+     * the commit: objects a deleted bucket of that name left behind must not
+     * show up in it. Creation and toggles record `BucketChangeApplied` here; a
+     * deletion answers the prefix to empty, and `emptyBucket` records it.
+     */
+    async applyBucketChange(ref: EventRef & { correlationId: string }): Promise<{ emptyPrefix: string | null }> {
+      const [event] = await platform.readStream(ref.projectId, ref.version - 1, ref.version);
+      if (!event) throw ApplicationFailure.nonRetryable(`no event at version ${ref.version}`);
+      const change = { type: event.type, data: event.data } as BucketEvent;
+      const name = bucketOf(change);
+      if (name === undefined) throw ApplicationFailure.nonRetryable(`${event.type} is not a bucket change`);
+      const prefix = bucketPrefix(ref.projectId, name);
+      await withHeartbeat(() =>
+        tenants.transaction(ref.projectId, async (client) => {
+          const marker = await client.query<{ version: number }>('select version from baseplane_meta.applied for update');
+          if ((marker.rows[0]?.version ?? 0) >= ref.version) return;
+          await client.query(`set local role "${tenantOwnerRole(ref.projectId)}"`);
+          await applyBucketRows(client, change);
+          await client.query('reset role');
+          if (change.type === 'BucketCreated') await objects.deletePrefix(prefix);
+          await client.query('update baseplane_meta.applied set version = $1', [ref.version]);
+        }),
+      );
+      if (change.type === 'BucketDeletionRequested') return { emptyPrefix: prefix };
+      await recordSuccess({ ...ref, type: 'BucketChangeApplied' });
+      return { emptyPrefix: null };
+    },
+
+    /**
+     * Deletes every object under a deleted bucket's prefix (idempotent: a retry
+     * deletes what is left), then records `BucketChangeApplied`. Its rows went
+     * in the deletion's transaction, so nothing can reach these objects any more.
+     */
+    async emptyBucket(ref: EventRef & { correlationId: string; prefix: string }): Promise<void> {
+      await withHeartbeat(() => objects.deletePrefix(ref.prefix));
+      await platform.recordStep(ref.projectId, ref.version, 'emptyBucket', true, Context.current().info.attempt);
+      await recordSuccess({ ...ref, type: 'BucketChangeApplied' });
+    },
+
     /** Records a failure outcome (successes are recorded by the activity that applied them). */
     async recordOutcome(outcome: Outcome): Promise<void> {
       const base = { projectId: outcome.projectId, causationVersion: outcome.version };
       const reason = outcome.reason ?? 'unknown error';
-      const failure = outcome.type === 'SchemaChangeFailed'
+      const failure = FAILURES_WITH_ERROR.has(outcome.type)
         ? { ...base, reason, error: outcome.error ?? { code: null, message: reason, detail: null, hint: null } }
         : { ...base, reason };
       const event = (FAILURE_OUTCOMES.has(outcome.type)

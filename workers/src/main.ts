@@ -12,6 +12,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode, m
 import pg from 'pg';
 import pino from 'pino';
 import { ConfigError, PROJECT_TASK_QUEUE, loadServiceConfig } from '@baseplane/contracts';
+import { createObjectStore } from '@baseplane/contracts/object-store';
 import { createActivities } from './activities';
 import { PlatformStore } from './platform-store';
 import { TenantPools } from './tenant-pools';
@@ -53,6 +54,8 @@ async function main(): Promise<void> {
   for (const pool of [platformDb, tenantAdmin]) pool.on('error', (err) => log.warn({ err }, 'idle connection failed'));
 
   const tenants = new TenantPools(config.tenantDatabaseUrl);
+  // Bucket deletions empty the bucket's prefix in the same store the data plane writes.
+  const objects = await createObjectStore(config);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   const worker = await Worker.create({
     connection,
@@ -64,6 +67,7 @@ async function main(): Promise<void> {
       tenantAdmin,
       tenants,
       platformSecret: config.platformSecret,
+      objects,
     }),
   });
 
@@ -87,7 +91,7 @@ async function main(): Promise<void> {
   await worker.run();
   health.close();
   await connection.close();
-  await Promise.all([platformDb.end(), tenantAdmin.end(), tenants.closeAll()]);
+  await Promise.all([platformDb.end(), tenantAdmin.end(), tenants.closeAll(), objects.close()]);
 }
 
 main().catch((error) => {

@@ -24,6 +24,13 @@ const tenant = proxyActivities<Activities>({
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 8 },
 });
 
+/** Emptying a deleted bucket's objects must eventually happen (its rows are gone): retried without limit while the store is away. */
+const store = proxyActivities<Activities>({
+  startToCloseTimeout: '10m',
+  heartbeatTimeout: '10s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+
 /** Recording an outcome must eventually succeed: retried without limit. */
 const recorder = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
@@ -47,6 +54,9 @@ function databaseErrorOf(error: unknown): DatabaseErrorInfo | undefined {
 /** Schema events (contracts' SCHEMA_CHANGE_EVENTS), listed here because workflow code imports no runtime values. */
 const SCHEMA_CHANGES = new Set(['TableCreated', 'TableDropped', 'ColumnAdded', 'ColumnUpdated', 'ColumnDropped', 'ForeignKeyAdded', 'ForeignKeyDropped']);
 
+/** Bucket events (contracts' BUCKET_CHANGE_EVENTS), listed here for the same reason. */
+const BUCKET_CHANGES = new Set(['BucketCreated', 'BucketUpdated', 'BucketDeletionRequested']);
+
 type Applied = 'continue' | 'deleted';
 
 async function applyEvent(projectId: string, event: PendingEvent): Promise<Applied> {
@@ -59,6 +69,16 @@ async function applyEvent(projectId: string, event: PendingEvent): Promise<Appli
     } catch (error) {
       if (!(error instanceof ActivityFailure)) throw error;
       await recorder.recordOutcome({ ...ref, type: 'SchemaChangeFailed', reason: reasonOf(error), ...(databaseErrorOf(error) ? { error: databaseErrorOf(error)! } : {}) });
+    }
+    return 'continue';
+  }
+  if (BUCKET_CHANGES.has(event.type)) {
+    try {
+      const { emptyPrefix } = await tenant.applyBucketChange(ref);
+      if (emptyPrefix !== null) await store.emptyBucket({ ...ref, prefix: emptyPrefix });
+    } catch (error) {
+      if (!(error instanceof ActivityFailure)) throw error;
+      await recorder.recordOutcome({ ...ref, type: 'BucketChangeFailed', reason: reasonOf(error), ...(databaseErrorOf(error) ? { error: databaseErrorOf(error)! } : {}) });
     }
     return 'continue';
   }

@@ -1,0 +1,88 @@
+/**
+ * `/api/projects/:id/storage/buckets`: list, create, toggle public, delete.
+ * Reads answer from the tenant's live `storage.buckets`; changes are commands
+ * (decided, recorded, applied by the project's workflow to the tenant and the
+ * object store) answered once applied. Each handler: resolve and authorise
+ * the caller, validate, act, respond.
+ */
+import { Body, Controller, Delete, Get, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  BucketNameParam,
+  CreateBucketBody,
+  DeleteBucketQuery,
+  IdParam,
+  UpdateBucketBody,
+  notFound,
+  toBucketSpec,
+  type Bucket,
+  type BucketCommand,
+} from '@baseplane/contracts';
+import { validate } from '../http/validate';
+import { CallerResolver } from '../http/caller';
+import { CommandRunner } from '../projects/command-runner';
+import { answerCommand, wantsAsync } from '../projects/projects.controller';
+import { readBuckets } from '../tenants/storage-buckets';
+import { TenantConnections } from '../tenants/tenant-connections';
+import { ExecuteBucketCommand } from './bucket-command';
+
+@Controller('api/projects/:id/storage/buckets')
+export class BucketsController {
+  constructor(
+    @Inject(CallerResolver) private readonly callers: CallerResolver,
+    @Inject(TenantConnections) private readonly tenants: TenantConnections,
+    @Inject(CommandRunner) private readonly runner: CommandRunner,
+    @Inject(CommandBus) private readonly commands: CommandBus,
+  ) {}
+
+  @Get()
+  async list(@Req() request: FastifyRequest, @Param('id') id: string): Promise<Bucket[]> {
+    const projectId = await this.authorise(request, id);
+    return this.tenants.transaction(projectId, (client) => readBuckets(client));
+  }
+
+  @Post()
+  async create(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Body() body: unknown) {
+    const projectId = await this.authorise(request, id);
+    const bucket = toBucketSpec(validate(CreateBucketBody, body));
+    return this.send(request, reply, 201, { type: 'CreateBucket', data: { projectId, bucket } }, () => this.bucket(projectId, bucket.name));
+  }
+
+  @Patch(':name')
+  async update(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Param('name') rawName: string, @Body() body: unknown) {
+    const projectId = await this.authorise(request, id);
+    const { name } = validate(BucketNameParam, { name: rawName }, 'path');
+    const input = validate(UpdateBucketBody, body);
+    return this.send(request, reply, 200, { type: 'UpdateBucket', data: { projectId, name, public: input.public } }, () => this.bucket(projectId, name));
+  }
+
+  @Delete(':name')
+  async remove(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Param('name') rawName: string, @Query() query: unknown) {
+    const projectId = await this.authorise(request, id);
+    const { name } = validate(BucketNameParam, { name: rawName }, 'path');
+    // Only `force` is ours; `apikey` may ride along in the query (API.md → Conventions).
+    const { force } = validate(DeleteBucketQuery, { force: (query as Record<string, unknown> | undefined)?.force }, 'query');
+    return this.send(request, reply, 200, { type: 'DeleteBucket', data: { projectId, name, force: force === 'true' } }, async () => ({ name, deleted: true }));
+  }
+
+  private async authorise(request: FastifyRequest, rawId: string): Promise<string> {
+    const { id } = validate(IdParam, { id: rawId }, 'path');
+    await this.callers.forActiveProject(request, id);
+    return id;
+  }
+
+  private async send<T>(request: FastifyRequest, reply: FastifyReply, status: number, command: BucketCommand, resource: () => Promise<T>) {
+    const caller = await this.callers.resolve(request);
+    const outcome = await this.runner.run(command.data.projectId, caller, wantsAsync(request), (context) =>
+      this.commands.execute(new ExecuteBucketCommand(command, context)),
+    );
+    return answerCommand(reply, outcome, status, resource);
+  }
+
+  private async bucket(projectId: string, name: string): Promise<Bucket> {
+    const [bucket] = await this.tenants.transaction(projectId, (client) => readBuckets(client, name));
+    if (!bucket) throw notFound(`bucket "${name}"`);
+    return bucket;
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * The storage metadata of a tenant database, schema `storage`: buckets (only
+ * ever changed by the project's workflow, applying bucket events) and objects
+ * (rows the storage API writes beside the bytes in the object store). Laid
+ * out and granted as Supabase does, so apps write the same RLS policies.
+ */
+
+const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * Runs inside the install transaction, as a superuser. The owner role owns both
+ * tables: only a table's owner may create policies on it (the app writes them
+ * through the SQL console, as the owner), and the owner's own reads are not
+ * filtered by them. No policy is created: anon and authenticated see nothing
+ * until the app says otherwise; service_role bypasses RLS.
+ */
+export function storageSchemaSql(ownerRole: string): string[] {
+  const owner = ident(ownerRole);
+  return [
+    // The name check repeats contracts' checkBucketName: on the s3 backend a name is a key segment.
+    `create table if not exists storage.buckets (
+       name text primary key check (name ~ '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' and name not like '%..%'),
+       public boolean not null default false,
+       file_size_limit bigint check (file_size_limit > 0),
+       allowed_mime_types text[],
+       created_at timestamptz not null default now(),
+       updated_at timestamptz not null default now()
+     )`,
+    `create table if not exists storage.objects (
+       id uuid primary key default gen_random_uuid(),
+       bucket text not null references storage.buckets (name) on delete cascade,
+       path text not null,
+       size bigint not null check (size >= 0),
+       content_type text,
+       etag text,
+       owner uuid,
+       created_at timestamptz not null default now(),
+       updated_at timestamptz not null default now(),
+       unique (bucket, path)
+     )`,
+    'create index if not exists objects_owner on storage.objects (owner)',
+    `alter table storage.buckets owner to ${owner}`,
+    `alter table storage.objects owner to ${owner}`,
+    'alter table storage.buckets enable row level security',
+    'alter table storage.objects enable row level security',
+    // Buckets change through commands only; the API roles may read them where a policy lets them.
+    'grant select on storage.buckets to anon, authenticated, service_role',
+    'grant select, insert, update, delete on storage.objects to anon, authenticated, service_role',
+  ];
+}
