@@ -66,6 +66,16 @@ describe('insert', () => {
   });
 });
 
+describe('PUT', () => {
+  it('puts one row in place by its primary key: inserted, then replaced', async () => {
+    const inserted = await rest('PUT', 'authors?id=eq.77', { body: { id: 77, name: 'Put', email: 'put@example.com' } });
+    expect(inserted.status, inserted.text).toBe(204);
+    const replaced = await rest('PUT', 'authors?id=eq.77&select=id,name,email', { headers: representation, body: { id: 77, name: 'Put again', email: null } });
+    expect(replaced.status, replaced.text).toBe(200);
+    expect(replaced.body).toEqual([{ id: 77, name: 'Put again', email: null }]);
+  });
+});
+
 describe('update and delete', () => {
   it('updates the filtered rows: 204 by default, 200 with the rows for representation', async () => {
     expect((await rest('PATCH', 'posts?id=eq.2', { body: { score: 1 } })).status).toBe(204);
@@ -95,7 +105,9 @@ describe('update and delete', () => {
     { name: 'a scalar body is 400', method: 'POST', url: '/rest/v1/posts', headers: () => p.service, body: 5, expectedStatus: 400, expectedContent: ['invalid_json'] },
     { name: 'a non-JSON body is 415', method: 'POST', url: '/rest/v1/posts', headers: () => ({ ...p.service, 'content-type': 'text/plain' }), raw: 'title=x', expectedStatus: 415 },
     { name: 'an unknown on_conflict column is 400', method: 'POST', url: '/rest/v1/authors?on_conflict=nope', headers: () => ({ ...p.service, prefer: 'resolution=merge-duplicates' }), body: { name: 'x' }, expectedStatus: 400, expectedContent: ['unknown_column'] },
-    { name: 'PUT is not served (404)', method: 'PUT', url: '/rest/v1/authors', headers: () => p.service, body: { name: 'x' }, expectedStatus: 404 },
+    { name: 'PUT without a primary-key filter is 400', method: 'PUT', url: '/rest/v1/authors', headers: () => p.service, body: { id: 1, name: 'x' }, expectedStatus: 400 },
+    { name: 'PUT whose body names another key is 400', method: 'PUT', url: '/rest/v1/authors?id=eq.1', headers: () => p.service, body: { id: 2, name: 'x' }, expectedStatus: 400 },
+    { name: 'PUT with a filter beyond the key is 400', method: 'PUT', url: '/rest/v1/authors?id=eq.1&name=eq.x', headers: () => p.service, body: { id: 1, name: 'x' }, expectedStatus: 400 },
   ]);
 });
 

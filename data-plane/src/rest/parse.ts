@@ -7,7 +7,7 @@ import { ApiError } from '@baseplane/contracts';
 import { parseFilter, parseLogic, parseOrder, parseSelect, type Condition, type OrderTerm, type SelectItem } from './grammar';
 import { invalidFilter, invalidJson, invalidRequest, notAcceptable } from './rest-errors';
 
-export type Action = 'read' | 'insert' | 'update' | 'delete' | 'rpc';
+export type Action = 'read' | 'insert' | 'upsert' | 'update' | 'delete' | 'rpc';
 export type ReturnPreference = 'minimal' | 'representation' | 'headers-only';
 export type CountPreference = 'exact' | 'planned' | 'estimated';
 export type MediaType = 'json' | 'object' | 'csv';
@@ -111,7 +111,7 @@ function parseRange(text: string | undefined, modifiers: Modifiers): void {
 
 function parseBody(raw: RawRequest, action: Action): ApiRequest['body'] {
   if (raw.body === undefined || raw.body.trim() === '') {
-    if (action === 'insert' || action === 'update') throw invalidJson('a JSON body is required');
+    if (action === 'insert' || action === 'upsert' || action === 'update') throw invalidJson('a JSON body is required');
     return undefined;
   }
   let value: unknown;
@@ -124,7 +124,7 @@ function parseBody(raw: RawRequest, action: Action): ApiRequest['body'] {
   if (action === 'insert' && !(isObject(value) || (Array.isArray(value) && value.every(isObject)))) {
     throw invalidJson('the body must be a JSON object or an array of objects');
   }
-  if ((action === 'update' || action === 'rpc') && !isObject(value)) throw invalidJson('the body must be a JSON object');
+  if ((action === 'update' || action === 'upsert' || action === 'rpc') && !isObject(value)) throw invalidJson('the body must be a JSON object');
   return { raw: raw.body, value };
 }
 
@@ -152,6 +152,7 @@ function actionOf(raw: RawRequest): Action {
   } else if (method === 'GET' || method === 'HEAD') return 'read';
   else if (method === 'POST') return 'insert';
   else if (method === 'PATCH') return 'update';
+  else if (method === 'PUT') return 'upsert';
   else if (method === 'DELETE') return 'delete';
   throw new ApiError(405, 'method_not_allowed', `${method} is not allowed here`);
 }

@@ -35,6 +35,8 @@ export interface InsertPlan extends WritePlanBase {
   columns: ColumnInfo[];
   body: string;
   onConflict?: { columns: ColumnInfo[]; action: 'merge' | 'ignore' };
+  /** PUT: one row put in place by its primary key (answers 200/204, not 201). */
+  put?: boolean;
 }
 
 export interface UpdatePlan extends WritePlanBase {
@@ -117,6 +119,8 @@ export function planRequest(request: ApiRequest, snapshot: SchemaSnapshot): Plan
       }
       return plan;
     }
+    case 'upsert':
+      return planPut(request, snapshot);
     case 'update': {
       const relation = relationOf(snapshot, request.target);
       const modifiers = planModifiers(relation, request.modifiers, '');
@@ -132,6 +136,39 @@ export function planRequest(request: ApiRequest, snapshot: SchemaSnapshot): Plan
     case 'rpc':
       return planRpc(request, snapshot);
   }
+}
+
+/**
+ * PUT: PostgREST's single-row upsert. The filters must be `eq` on exactly the
+ * primary key, and the body must carry the same key values.
+ */
+function planPut(request: ApiRequest, snapshot: SchemaSnapshot): InsertPlan {
+  const relation = relationOf(snapshot, request.target);
+  const where = planModifiers(relation, request.modifiers, '').where;
+  const pk = relation.primaryKey;
+  const byColumn = new Map(where.map((c) => [c.kind === 'filter' && c.op === 'eq' && !c.negate && !c.json ? c.column.name : '', c]));
+  if (pk.length === 0 || where.length !== pk.length || !pk.every((name) => byColumn.has(name))) {
+    throw invalidRequest('PUT needs an eq filter on each primary key column and no other filter', { primaryKey: pk });
+  }
+  const body = request.body!.value as Record<string, unknown>;
+  for (const name of pk) {
+    const filter = byColumn.get(name)!;
+    if (filter.kind !== 'filter' || body[name] === undefined || body[name] === null || String(body[name]) !== filter.value) {
+      throw invalidRequest(`the body's "${name}" must equal the filter's`, null);
+    }
+  }
+  const columns = bodyColumns(request, relation);
+  return {
+    kind: 'insert',
+    ...base(request),
+    relation,
+    return: request.prefer.return,
+    select: planWriteSelect(snapshot, request, relation),
+    columns,
+    body: request.body!.raw,
+    onConflict: { columns: pk.map((name) => relation.columnsByName.get(name)!), action: 'merge' },
+    put: true,
+  };
 }
 
 function planRpc(request: ApiRequest, snapshot: SchemaSnapshot): RpcPlan {

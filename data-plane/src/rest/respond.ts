@@ -90,10 +90,10 @@ export function respond(plan: Plan, row: StatementRow): Answer {
       if (plan.kind === 'insert' && plan.onConflict) applied.push(`resolution=${plan.onConflict.action === 'merge' ? 'merge-duplicates' : 'ignore-duplicates'}`);
       headers['preference-applied'] = applied.join(', ');
       headers['content-range'] = plan.count ? `*/${row.page_count}` : '*/*';
-      const created = plan.kind === 'insert';
+      const created = plan.kind === 'insert' && !plan.put;
       if (plan.return === 'representation') return { status: created ? 201 : 200, headers, body: plan.headOnly ? null : body ?? '[]' };
       delete headers['content-type'];
-      if (plan.return === 'headers-only' && created) {
+      if (plan.return === 'headers-only' && plan.kind === 'insert') {
         const location = locationOf(plan.relation.name, row.location);
         if (location) headers.location = location;
       }

@@ -112,13 +112,13 @@ export function bindDataApi(scope: FastifyInstance, api: DataApi): void {
     const preflight = async (_request: FastifyRequest, reply: FastifyReply) =>
       reply
         .status(204)
-        .header('access-control-allow-methods', 'GET, HEAD, POST, PATCH, DELETE, OPTIONS')
+        .header('access-control-allow-methods', 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS')
         .header('access-control-allow-headers', ALLOWED_HEADERS)
         .header('access-control-max-age', '86400')
         .send();
     rest.options('/rpc/:fn', preflight);
     rest.options('/:table', preflight);
     rest.route({ method: ['GET', 'POST'], url: '/rpc/:fn', handler: (request, reply) => handle(api, request, reply, true) });
-    rest.route({ method: ['GET', 'POST', 'PATCH', 'DELETE'], url: '/:table', handler: (request, reply) => handle(api, request, reply, false) });
+    rest.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: '/:table', handler: (request, reply) => handle(api, request, reply, false) });
   });
 }
