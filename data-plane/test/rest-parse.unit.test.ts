@@ -105,7 +105,8 @@ describe('requests', () => {
     expect(() => parseRequest(raw('', { method: 'PATCH', body: '[1]' }))).toThrow(/JSON object/);
     expect(() => parseRequest(raw('', { method: 'POST', body: '{' }))).toThrow(/not valid JSON/);
     expect(() => parseRequest(raw('', { method: 'POST' }))).toThrow(/required/);
-    expect(() => parseRequest(raw('', { method: 'PUT', body: '{}' }))).toThrow(/not allowed/);
+    expect(() => parseRequest(raw('', { method: 'TRACE' }))).toThrow(/not allowed/);
+    expect(parseRequest(raw('id=eq.1', { method: 'PUT', body: '{"id":1}' })).action).toBe('upsert');
   });
 
   it('keeps the query parameters of a GET rpc for the planner to tell arguments from filters', () => {
