@@ -55,6 +55,10 @@ describe('select', () => {
     expect(ids((await q().textSearch('title', 'bob writes', { type: 'plain', config: 'english' })).data)).toEqual([3]);
     expect(ids((await q().match({ published: true, author_id: 1 })).data)).toEqual([1]);
     expect(ids((await q().filter('id', 'in', '(2,4)')).data)).toEqual([2, 4]);
+    expect(ids((await q().or('and(published.is.true,score.gte.10),id.eq.4')).data)).toEqual([1, 4]);
+    expect(ids((await q().not('id', 'in', '(1,2)')).data)).toEqual([3, 4]);
+    expect(ids((await q().textSearch('title', 'hello', { type: 'websearch' })).data)).toEqual([1]);
+    expect(ids((await q().isDistinct('score', 10)).data)).toEqual([2, 3, 4]);
     const json = await anon.from('posts').select('id, lang:meta->>lang').eq('meta->>lang', 'fr');
     expect(json.data).toEqual([{ id: 3, lang: 'fr' }]);
   });
