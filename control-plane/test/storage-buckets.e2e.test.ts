@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '@baseplane/contracts';
-import { FS_STORAGE_DIR, bucketPrefix, createFsObjectStore, objectKey, openS3ObjectStore, type ObjectStore } from '@baseplane/contracts/object-store';
+import { FS_STORAGE_DIR, bucketPrefix, createFsObjectStore, objectKey, openS3ObjectStore, projectPrefix, type ObjectStore } from '@baseplane/contracts/object-store';
 import { apikey, bearer, call, createProject, projectEventTypes, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
 
@@ -185,5 +185,22 @@ describe('waiting', () => {
     // Every bucket command has exactly one outcome.
     const count = (names: string[]) => types.filter((t) => names.includes(t)).length;
     expect(count(['BucketChangeApplied', 'BucketChangeFailed'])).toBe(count(['BucketCreated', 'BucketUpdated', 'BucketDeletionRequested']));
+  });
+});
+
+describe('deleting the project', () => {
+  it('deletes its objects from the store once its database is gone', async () => {
+    const doomed = await createProject(ada, 'doomed storage app');
+    const created = await call('POST', `/api/projects/${doomed.id}/storage/buckets`, { headers: auth(), body: { name: 'files' } });
+    expect(created.status, created.text).toBe(201);
+    await store.put(objectKey(doomed.id, 'files', 'kept/until/the/end.txt'), Readable.from([Buffer.from('bye')]), { contentType: 'text/plain' });
+    const deleted = await call('DELETE', `/api/projects/${doomed.id}`, { headers: auth() });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(deleted.body.status).toBe('deleted');
+    // ProjectDeleted is recorded once the database is gone; the objects follow right after, in the same workflow.
+    await expect.poll(async () => (await store.list({ prefix: projectPrefix(doomed.id) })).objects, { timeout: 15_000 }).toEqual([]);
+    // The other project's objects are untouched.
+    await putObject('avatars', 'still-here.txt');
+    expect(await storedKeys('avatars')).toEqual([objectKey(project.id, 'avatars', 'still-here.txt')]);
   });
 });

@@ -17,7 +17,7 @@ import {
   type ProjectEvent,
   type SchemaEvent,
 } from '@baseplane/contracts';
-import { bucketPrefix, type ObjectStore } from '@baseplane/contracts/object-store';
+import { bucketPrefix, projectPrefix, type ObjectStore } from '@baseplane/contracts/object-store';
 import type { PlatformStore } from './platform-store';
 import type { TenantPools } from './tenant-pools';
 import { schemaChangeSql } from './schema-ddl';
@@ -277,6 +277,12 @@ export function createActivities(deps: ActivityDependencies) {
       await withHeartbeat(() => objects.deletePrefix(ref.prefix));
       await platform.recordStep(ref.projectId, ref.version, 'emptyBucket', true, Context.current().info.attempt);
       await recordSuccess({ ...ref, type: 'BucketChangeApplied' });
+    },
+
+    /** Deletes every object of a deleted project (idempotent), once its database, and so every row naming them, is gone. */
+    async emptyProjectStorage(ref: EventRef): Promise<void> {
+      await withHeartbeat(() => objects.deletePrefix(projectPrefix(ref.projectId)));
+      await platform.recordStep(ref.projectId, ref.version, 'emptyProjectStorage', true, Context.current().info.attempt);
     },
 
     /** Records a failure outcome (successes are recorded by the activity that applied them). */

@@ -24,7 +24,7 @@ const tenant = proxyActivities<Activities>({
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 8 },
 });
 
-/** Emptying a deleted bucket's objects must eventually happen (its rows are gone): retried without limit while the store is away. */
+/** Emptying a deleted bucket's or project's objects must eventually happen (their rows are gone): retried without limit while the store is away. */
 const store = proxyActivities<Activities>({
   startToCloseTimeout: '10m',
   heartbeatTimeout: '10s',
@@ -106,12 +106,14 @@ async function applyEvent(projectId: string, event: PendingEvent): Promise<Appli
     case 'ProjectDeletionRequested':
       try {
         await tenant.dropDatabase(ref);
-        return 'deleted';
       } catch (error) {
         if (!(error instanceof ActivityFailure)) throw error;
         await record('ProjectDeletionFailed', reasonOf(error));
         return 'continue';
       }
+      // The project's objects follow its database out; the workflow ends once the store has let them go.
+      await store.emptyProjectStorage(ref);
+      return 'deleted';
     default:
       throw ApplicationFailure.nonRetryable(`no way to apply ${event.type}`);
   }
