@@ -115,6 +115,12 @@ describe('sql', () => {
     expect(statement.values).toEqual(['x', '1', '1']);
   });
 
+  it('asks the planner for count=planned, with the same filters as parameters', () => {
+    const statement = sql('GET', 'posts', 'title=eq.x', { headers: { prefer: 'count=planned' } });
+    expect(statement.text).toContain('null::bigint as total');
+    expect(statement.estimate).toEqual({ text: 'explain (format json) select 1 from public."posts" _t0 where _t0."title" = $1', values: ['x'] });
+  });
+
   it('writes with the body as one JSON parameter', () => {
     const insert = sql('POST', 'authors', 'on_conflict=id', { body: '{"id":1,"name":"a"}', headers: { prefer: 'resolution=merge-duplicates,return=representation' } });
     expect(insert.values).toEqual(['{"id":1,"name":"a"}']);

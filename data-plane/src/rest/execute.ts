@@ -110,21 +110,28 @@ export class DataPools {
       stream?.cork?.();
       let result: Promise<pg.QueryResult<StatementRow>>;
       let commit: Promise<unknown> | undefined;
+      let estimate: Promise<pg.QueryResult<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>> | undefined;
+      const withEstimate = async (row: StatementRow): Promise<StatementRow> => {
+        if (!estimate) return row;
+        const planRows = (await estimate).rows[0]?.['QUERY PLAN'][0]?.Plan['Plan Rows'];
+        return { ...row, total: planRows === undefined ? null : Math.round(planRows) };
+      };
       try {
         void send({ text: readOnly ? 'begin read only' : 'begin' });
         void send({ text: SETUP, values: [caller.role, caller.claims ? JSON.stringify(caller.claims) : ''] });
         const name = statementName(statement.text);
         result = send<StatementRow>(name ? { name, text: statement.text, values: statement.values } : { text: statement.text, values: statement.values });
+        if (statement.estimate) estimate = send<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(statement.estimate);
         if (!beforeCommit) commit = send({ text: 'commit' });
       } finally {
         stream?.uncork?.();
       }
       if (commit) {
-        const row = (await result).rows[0] ?? EMPTY_ROW;
+        const row = await withEstimate((await result).rows[0] ?? EMPTY_ROW);
         await commit;
         return row;
       }
-      const row = (await result).rows[0] ?? EMPTY_ROW;
+      const row = await withEstimate((await result).rows[0] ?? EMPTY_ROW);
       try {
         beforeCommit?.(row);
       } catch (refusal) {

@@ -12,6 +12,8 @@ import { Aliases, Params, columnList, ident, innerJoinsSql, orderSql, pageSql, q
 export interface Statement {
   text: string;
   values: unknown[];
+  /** `count=planned|estimated`: an EXPLAIN whose row estimate is the answer's total. */
+  estimate?: { text: string; values: unknown[] };
 }
 
 /** What the one row of every statement carries. */
@@ -56,13 +58,20 @@ function readSql(plan: ReadPlan): Statement {
   const where = [whereSql(plan.modifiers.where, t, params), ...innerJoinsSql(plan.select, t, params, aliases)].join(' and ');
   const page = `select ${list} from ${from} where ${where}${orderSql(plan.modifiers.order, t, params)}${pageSql(plan.modifiers, params)}`;
   let total = 'null::bigint';
-  if (plan.count) {
+  let estimate: Statement['estimate'];
+  if (plan.count === 'planned' || plan.count === 'estimated') {
+    // The planner's estimate, as PostgREST gives it: cheap on a large table, where an exact count is not.
+    const countParams = new Params();
+    const countWhere = [whereSql(plan.modifiers.where, t, countParams), ...innerJoinsSql(plan.select, t, countParams, new Aliases())].join(' and ');
+    estimate = { text: `explain (format json) select 1 from ${from} where ${countWhere}`, values: countParams.values };
+  } else if (plan.count) {
     const countWhere = [whereSql(plan.modifiers.where, t, params), ...innerJoinsSql(plan.select, t, params, new Aliases())].join(' and ');
     total = `(select count(*) from ${from} where ${countWhere})`;
   }
   return {
     text: `select ${bodySql(bodyShape(plan), plan.select)} as body, count(*)::int as page_count, ${total} as total from (${page}) _s`,
     values: params.values,
+    ...(estimate ? { estimate } : {}),
   };
 }
 
