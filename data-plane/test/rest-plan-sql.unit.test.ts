@@ -147,6 +147,12 @@ describe('respond', () => {
     expect(respond(plan('GET', 'posts', ''), { body: '[]', page_count: 0, total: null }).headers['content-range']).toBe('*/*');
   });
 
+  it('answers 416 for a counted request that starts past the last row', () => {
+    const past = plan('GET', 'posts', 'offset=10', { headers: { prefer: 'count=exact' } });
+    expect(() => respond(past, { body: '[]', page_count: 0, total: '5' })).toThrow(expect.objectContaining({ status: 416, code: 'range_not_satisfiable' }));
+    expect(respond(plan('GET', 'posts', 'offset=5', { headers: { prefer: 'count=exact' } }), { body: '[]', page_count: 0, total: '5' }).headers['content-range']).toBe('*/5');
+  });
+
   it('refuses anything but one row for the single-object media type', () => {
     const single = plan('GET', 'posts', '', { headers: { accept: 'application/vnd.pgrst.object+json' } });
     expect(() => respond(single, { body: null, page_count: 2, total: null })).toThrow(expect.objectContaining({ status: 406 }));

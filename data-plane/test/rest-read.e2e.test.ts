@@ -153,6 +153,9 @@ describe('order, paging, counts', () => {
       expect(planned.headers.get('content-range')).toMatch(/^0-2\/\d+$/);
       expect(planned.headers.get('preference-applied')).toBe(`count=${count}`);
     }
+    const past = await get('posts?offset=10', { prefer: 'count=exact' });
+    expect(past.status).toBe(416);
+    expect(past.body.code).toBe('range_not_satisfiable');
     const none = await get('posts?id=eq.999', { prefer: 'count=exact' });
     expect(none.body).toEqual([]);
     expect(none.headers.get('content-range')).toBe('*/0');

@@ -3,6 +3,7 @@
  * and the plan become status, headers and body. The body is the text
  * PostgreSQL built; nothing is re-encoded here. Pure.
  */
+import { ApiError } from '@baseplane/contracts';
 import type { Plan } from './plan';
 import type { PlannedSelect } from './plan-select';
 import { notSingleObject } from './rest-errors';
@@ -72,6 +73,10 @@ export function respond(plan: Plan, row: StatementRow): Answer {
   switch (plan.kind) {
     case 'read': {
       const offset = plan.modifiers.offset ?? 0;
+      // As PostgREST: a counted request starting past the last row is not satisfiable.
+      if (plan.count === 'exact' && total !== null && offset > total) {
+        throw new ApiError(416, 'range_not_satisfiable', `an offset of ${offset} was requested, but there are only ${total} rows`, { total });
+      }
       headers['content-range'] = contentRange(offset, row.page_count, total);
       if (applied.length) headers['preference-applied'] = applied.join(', ');
       // Partial content when a count shows rows beyond this page, as PostgREST answers.
