@@ -182,29 +182,59 @@ export async function issueRefreshToken(tx: SqlClient, sessionId: string, userId
   return token;
 }
 
-export type SpentRefreshToken = { kind: 'spent'; sessionId: string; userId: string } | { kind: 'reused' } | { kind: 'invalid' };
+export type RotatedRefreshToken =
+  | { kind: 'renewed'; user: StoredUser; sessionId: string; refreshToken: string }
+  | { kind: 'reused' }
+  | { kind: 'invalid' }
+  | { kind: 'unverified' };
 
 /**
- * Spends a refresh token: its session and user, for a new token on the same
- * session. A token spent before (outside the grace) revokes the session; the
- * caller commits that and then refuses.
+ * Spends a refresh token and issues the next one on the same session, in one
+ * statement (atomic on its own, one round trip). A token spent before, outside
+ * the grace, revokes its whole session instead; with `requireVerified`, the
+ * token of a user whose email is unverified is refused and stays unspent.
  */
-export async function spendRefreshToken(tx: SqlClient, token: string): Promise<SpentRefreshToken> {
-  const { rows } = await tx.query<{ session_id: string; user_id: string; revoked_at: Date | null; expired: boolean; in_grace: boolean; session_revoked: boolean }>(
-    `select t.session_id, t.user_id, t.revoked_at, t.expires_at <= now() as expired,
-            t.revoked_at > now() - make_interval(secs => $2) as in_grace, s.revoked_at is not null as session_revoked
-     from auth.refresh_tokens t join auth.sessions s on s.id = t.session_id
-     where t.token_hash = $1 for update of t`,
-    [hashToken(token), REFRESH_REUSE_GRACE_SECONDS],
+export async function rotateRefreshToken(client: SqlClient, token: string, ttlSeconds: number, requireVerified: boolean): Promise<RotatedRefreshToken> {
+  const next = randomBytes(32).toString('base64url');
+  const { rows } = await client.query<UserRow & { outcome: 'renewed' | 'reused' | 'invalid' | 'unverified'; session_id: string | null }>(
+    `with old as (
+       select t.token_hash, t.session_id, t.user_id, t.revoked_at, t.expires_at <= now() as expired,
+              t.revoked_at > now() - make_interval(secs => $2) as in_grace, s.revoked_at is not null as session_revoked
+       from auth.refresh_tokens t join auth.sessions s on s.id = t.session_id
+       where t.token_hash = $1 for update of t
+     ),
+     usable as (
+       select o.*, u.email_verified_at is not null as verified from old o join auth.users u on u.id = o.user_id
+       where not o.expired and not o.session_revoked and (o.revoked_at is null or o.in_grace)
+     ),
+     renewable as (select * from usable where verified or not $5::boolean),
+     spend as (
+       update auth.refresh_tokens t set revoked_at = now() from renewable r
+       where t.token_hash = r.token_hash and r.revoked_at is null
+     ),
+     issue as (
+       insert into auth.refresh_tokens (token_hash, session_id, user_id, expires_at)
+       select $3, r.session_id, r.user_id, now() + make_interval(secs => $4) from renewable r
+     ),
+     reuse as (
+       update auth.sessions s set revoked_at = coalesce(s.revoked_at, now()) from old o
+       where s.id = o.session_id and not o.expired and not o.session_revoked and o.revoked_at is not null and not o.in_grace
+     ),
+     outcome as (
+       select case
+         when exists (select from old where revoked_at is not null and not in_grace and not expired and not session_revoked) then 'reused'
+         when exists (select from renewable) then 'renewed'
+         when exists (select from usable) then 'unverified'
+         else 'invalid' end as outcome
+     )
+     select o.outcome, r.session_id, u.* from outcome o
+     left join renewable r on o.outcome = 'renewed'
+     left join auth.users u on u.id = r.user_id`,
+    [hashToken(token), REFRESH_REUSE_GRACE_SECONDS, hashToken(next), ttlSeconds, requireVerified],
   );
-  const row = rows[0];
-  if (!row || row.expired || row.session_revoked) return { kind: 'invalid' };
-  if (row.revoked_at !== null && !row.in_grace) {
-    await revokeSession(tx, row.session_id);
-    return { kind: 'reused' };
-  }
-  if (row.revoked_at === null) await tx.query('update auth.refresh_tokens set revoked_at = now() where token_hash = $1', [hashToken(token)]);
-  return { kind: 'spent', sessionId: row.session_id, userId: row.user_id };
+  const row = rows[0]!;
+  if (row.outcome !== 'renewed') return { kind: row.outcome };
+  return { kind: 'renewed', user: toUser(row), sessionId: row.session_id!, refreshToken: next };
 }
 
 /** The user of a live session, in one statement (the check every signed-in request makes). */

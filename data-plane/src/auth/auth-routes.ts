@@ -93,19 +93,14 @@ async function signin(deps: AuthDependencies, request: FastifyRequest): Promise<
 async function refresh(deps: AuthDependencies, request: FastifyRequest): Promise<EndUserSession> {
   const { project } = resolveProject(deps.directory, request);
   const { refreshToken } = validate(EndUserRefreshBody, request.body);
-  const outcome = await deps.tenants.transaction(project.projectId, async (tx) => {
-    const spent = await store.spendRefreshToken(tx, refreshToken);
-    if (spent.kind !== 'spent') return spent;
-    const user = await store.findUser(tx, spent.userId);
-    if (!user) return { kind: 'invalid' as const };
-    // Thrown inside the transaction: the token is not spent by a refusal.
-    if (project.authSettings.requireEmailVerification && !user.emailVerified) throw notVerified();
-    const next = await store.issueRefreshToken(tx, spent.sessionId, spent.userId, project.authSettings.refreshTokenTtl);
-    return { kind: 'renewed' as const, user, sessionId: spent.sessionId, refreshToken: next };
-  });
-  // Refused only after commit: a reuse has revoked the session for good.
+  const settings = project.authSettings;
+  const outcome = await deps.tenants.read(project.projectId, (db) =>
+    store.rotateRefreshToken(db, refreshToken, settings.refreshTokenTtl, settings.requireEmailVerification),
+  );
+  // A reuse has revoked the session for good, in the same statement.
   if (outcome.kind === 'reused') throw new ApiError(401, 'refresh_token_reused', 'refresh token was already used; the session is revoked');
   if (outcome.kind === 'invalid') throw new ApiError(401, 'refresh_token_invalid', 'refresh token is invalid or expired');
+  if (outcome.kind === 'unverified') throw notVerified();
   const { user: _, ...session } = await newSession(deps, project, outcome.user, outcome.sessionId, outcome.refreshToken);
   return session;
 }
