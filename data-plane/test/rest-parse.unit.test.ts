@@ -26,6 +26,12 @@ describe('select', () => {
     ]);
   });
 
+  it('reads spreads', () => {
+    expect(parseSelect('id,...authors(name)')[1]).toMatchObject({ kind: 'embed', relation: 'authors', spread: true, children: [{ kind: 'field', name: 'name' }] });
+    expect(() => parseSelect('...name')).toThrow(/spread/);
+    expect(() => parseSelect('...a:authors(name)')).toThrow(/spread/);
+  });
+
   it('refuses what is not the grammar', () => {
     for (const bad of ['id,', 'a(b', 'a::b::c', 'x(y))', 'rel!nope!nope(x)']) expect(() => parseSelect(bad), bad).toThrow();
   });

@@ -29,6 +29,8 @@ describe('select', () => {
     expect(error).toBeNull();
     expect(status).toBe(200);
     expect(data).toEqual([{ id: 1, headline: 'Hello world', score: '10', author: { name: 'Ada' }, comments: [{ body: 'first!' }, { body: 'nice' }] }]);
+    const spread = await anon.from('posts').select('id, ...authors(name)').eq('id', 3);
+    expect(spread.data).toEqual([{ id: 3, name: 'Bob' }]);
     const reverse = await anon.from('authors').select('name, posts!inner(id)').eq('posts.published', false);
     expect(reverse.data).toEqual([{ name: 'Ada', posts: [{ id: 2 }] }]);
   });

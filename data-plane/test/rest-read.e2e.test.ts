@@ -81,6 +81,15 @@ describe('select', () => {
     expect(back.body).toEqual([{ label: 'tech', posts: [{ id: 3 }] }]);
   });
 
+  it('spreads a to-one embedding’s columns into the row, in JSON and CSV', async () => {
+    const answer = await get('posts?select=id,...authors(author:name,email)&id=in.(1,4)&order=id');
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toEqual([{ id: 1, author: 'Ada', email: 'ada@example.com' }, { id: 4, author: null, email: null }]);
+    const csv = await get('posts?select=id,...authors(name)&id=eq.3', { accept: 'text/csv' });
+    expect(csv.text).toBe('"id","name"\n"3","Bob"');
+    expect((await get('authors?select=...posts(id)')).status).toBe(400);
+  });
+
   it('names the foreign key with !hint', async () => {
     const answer = await get('posts?select=id,writer:authors!posts_author_id_fkey(name)&id=eq.3');
     expect(answer.status, answer.text).toBe(200);

@@ -9,7 +9,7 @@ import { invalidFilter } from './rest-errors';
 export type SelectItem =
   | { kind: 'star' }
   | { kind: 'field'; name: string; alias?: string; cast?: string }
-  | { kind: 'embed'; relation: string; alias?: string; hint?: string; inner: boolean; children: SelectItem[] };
+  | { kind: 'embed'; relation: string; alias?: string; hint?: string; inner: boolean; children: SelectItem[]; spread?: boolean };
 
 /** One step of a JSON path: `->key` (JSON) or `->>key` (text). */
 export interface JsonStep {
@@ -111,6 +111,12 @@ const NAME = /^[^\s:!()",.]+$/;
 function parseSelectItem(item: string): SelectItem {
   if (item === '') throw invalidFilter('empty item in select');
   if (item === '*') return { kind: 'star' };
+  if (item.startsWith('...')) {
+    // `...rel(cols)`: the embedded row's columns are spread into the parent's.
+    const embedded = parseSelectItem(item.slice(3));
+    if (embedded.kind !== 'embed' || embedded.alias !== undefined) throw invalidFilter(`"${item}": only an embedded resource without alias can be spread`);
+    return { ...embedded, spread: true };
+  }
   let alias: string | undefined;
   let rest = item;
   // `alias:name`, but not the `::` of a cast.

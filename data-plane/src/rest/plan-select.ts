@@ -31,8 +31,15 @@ export interface PlannedEmbed {
   /** Many-to-many: the junction table, and the pairs linking it to the parent and to the child; `on` is then empty. */
   through?: { relation: string; parentOn: Array<[string, string]>; childOn: Array<[string, string]> };
   inner: boolean;
+  /** `...rel(cols)`: its columns appear in the parent row instead of under `alias` (to-one only). */
+  spread?: boolean;
   select: PlannedSelect[];
   modifiers: PlannedModifiers;
+}
+
+/** Names of the output columns in order, spreads expanded (the CSV header). */
+export function outputNames(items: PlannedSelect[]): string[] {
+  return items.flatMap((item) => (item.kind === 'embed' && item.spread ? outputNames(item.select) : [item.alias]));
 }
 
 export type PlannedCondition =
@@ -167,6 +174,7 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
     if (links.length === 0) throw unknownRelationship(source.name, item.relation);
     if (links.length > 1) throw ambiguousEmbedding(source.name, item.relation, links.map((l) => l.fk.name));
     const link = links[0]!;
+    if (item.spread && link.many) throw invalidFilter(`"...${item.relation}": only a to-one relationship can be spread`);
     const alias = item.alias ?? item.relation;
     const childPath = path === '' ? alias : `${path}.${alias}`;
     planned.push({
@@ -177,6 +185,7 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
       many: link.many,
       ...(link.through ? { through: link.through } : {}),
       inner: item.inner,
+      ...(item.spread ? { spread: true } : {}),
       select: planSelect(snapshot, target, item.children.length === 0 ? [{ kind: 'star' }] : item.children, modifiers, childPath),
       modifiers: planModifiers(target, modifiers, childPath),
     });

@@ -5,7 +5,7 @@
  */
 import { ApiError } from '@baseplane/contracts';
 import type { Plan } from './plan';
-import type { PlannedSelect } from './plan-select';
+import { outputNames, type PlannedSelect } from './plan-select';
 import { notSingleObject } from './rest-errors';
 import type { StatementRow } from './sql';
 
@@ -23,7 +23,7 @@ const CONTENT_TYPE = {
 
 /** A CSV header line of the output names, quoted as the rows are. */
 function csvHeader(select: PlannedSelect[]): string {
-  return select.map((item) => `"${item.alias.replace(/"/g, '""')}"`).join(',');
+  return outputNames(select).map((name) => `"${name.replace(/"/g, '""')}"`).join(',');
 }
 
 function contentRange(offset: number, rows: number, total: number | null): string {

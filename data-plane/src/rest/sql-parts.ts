@@ -3,7 +3,7 @@
  * schema cache returned), parameters, select lists with embeddings, WHERE
  * trees and ORDER BY. Pure; every value becomes a `$n` parameter.
  */
-import type { PlannedCondition, PlannedModifiers, PlannedOrder, PlannedSelect } from './plan-select';
+import { outputNames, type PlannedCondition, type PlannedModifiers, type PlannedOrder, type PlannedSelect } from './plan-select';
 import type { JsonStep } from './grammar';
 import type { ColumnInfo } from './schema-model';
 
@@ -125,6 +125,11 @@ export function selectListSql(items: PlannedSelect[], table: string, params: Par
       const row = aliases.take('_e');
       const source = embedSource(item, table, child, aliases);
       const where = [source.link, whereSql(item.modifiers.where, child, params)].join(' and ');
+      if (item.spread) {
+        // The embedded row, looked up once per spread column: each is a scalar in the parent's row.
+        const lookup = `select ${selectListSql(item.select, child, params, aliases)} from ${source.from} where ${where} limit 1`;
+        return outputNames(item.select).map((name) => `(select ${row}.${ident(name)} from (${lookup}) ${row}) as ${ident(name)}`).join(', ');
+      }
       const inner = `select ${selectListSql(item.select, child, params, aliases)} from ${source.from} where ${where}`;
       if (item.many) {
         return `(select coalesce(json_agg(${row}), '[]') from (${inner}${orderSql(item.modifiers.order, child, params)}${pageSql(item.modifiers, params)}) ${row}) as ${ident(item.alias)}`;
@@ -146,10 +151,6 @@ export function innerJoinsSql(items: PlannedSelect[], table: string, params: Par
   });
 }
 
-/** Names of the output columns, in order (the CSV header). */
-export function outputNames(items: PlannedSelect[]): string[] {
-  return items.map((item) => item.alias);
-}
 
 /** Column list for an INSERT/UPDATE. */
 export const columnList = (columns: ColumnInfo[]) => columns.map((c) => ident(c.name)).join(', ');

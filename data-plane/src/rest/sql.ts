@@ -5,7 +5,7 @@
  * and, for `Prefer: return=headers-only`, `location`. Pure.
  */
 import type { DeletePlan, InsertPlan, Plan, ReadPlan, RpcPlan, UpdatePlan } from './plan';
-import type { PlannedSelect } from './plan-select';
+import { outputNames, type PlannedSelect } from './plan-select';
 import { Aliases, Params, columnList, ident, innerJoinsSql, orderSql, pageSql, qualified, selectListSql, whereSql } from './sql-parts';
 
 /** One statement and its parameters. */
@@ -43,7 +43,7 @@ function bodySql(shape: BodyShape, select: PlannedSelect[]): string {
       return `case when count(*) = 1 then (json_agg(_s) -> 0)::text end`;
     case 'csv': {
       // Every field quoted, quotes doubled (RFC 4180); NULL is an empty field. The header comes from respond.
-      const fields = select.map((item) => `coalesce('"' || replace(_s.${ident(item.alias)}::text, '"', '""') || '"', '')`);
+      const fields = outputNames(select).map((name) => `coalesce('"' || replace(_s.${ident(name)}::text, '"', '""') || '"', '')`);
       return `coalesce(string_agg(${fields.length === 0 ? "''" : fields.join(` || ',' || `)}, E'\\n'), '')`;
     }
   }
