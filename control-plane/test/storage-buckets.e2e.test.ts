@@ -5,13 +5,12 @@
  * store checked here is the one the stack's services use (STORAGE_BACKEND:
  * fs by default; run with STORAGE_BACKEND=s3 for the embedded S3 server).
  */
-import path from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '@baseplane/contracts';
-import { FS_STORAGE_DIR, bucketPrefix, createFsObjectStore, objectKey, openS3ObjectStore, projectPrefix, type ObjectStore } from '@baseplane/contracts/object-store';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bucketPrefix, objectKey, projectPrefix, type ObjectStore } from '@baseplane/contracts/object-store';
 import { apikey, bearer, call, createProject, projectEventTypes, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
+import { putObject as putFixture, servicesBackend, servicesStore } from './storage-fixtures';
 
 let ada: Operator;
 let bob: Operator;
@@ -23,20 +22,7 @@ const auth = () => bearer(ada.token);
 const applied = (command: string) => ({ projectId: () => project.id, types: [command, 'BucketChangeApplied'] });
 const none = { projectId: () => project.id, types: [] };
 
-/** The store the stack's services write to: the same backend and place, opened from this process. */
-async function servicesStore(): Promise<ObjectStore> {
-  const config = loadConfig(process.env);
-  if (config.storageBackend === 'fs') return createFsObjectStore(path.join(inject('dataDir'), FS_STORAGE_DIR));
-  // Without S3_ENDPOINT the stack hands its embedded S3 server to the services.
-  const s3 = config.s3.endpoint ? config.s3 : { ...inject('s3'), forcePathStyle: true, bucket: config.s3.bucket };
-  return openS3ObjectStore(s3);
-}
-
-/** An object as the objects API will store it (not built yet): bytes in the store, a row in storage.objects. */
-async function putObject(bucket: string, objectPath: string, text = 'hello'): Promise<void> {
-  const stored = await store.put(objectKey(project.id, bucket, objectPath), Readable.from([Buffer.from(text)]), { contentType: 'text/plain' });
-  await tenant.client.query('insert into storage.objects (bucket, path, size, content_type, etag) values ($1, $2, $3, $4, $5)', [bucket, objectPath, stored.size, 'text/plain', stored.etag]);
-}
+const putObject = (bucket: string, objectPath: string, text?: string) => putFixture(store, tenant, project.id, bucket, objectPath, text);
 
 async function bucketRow(name: string) {
   return (await tenant.client.query('select name, public, file_size_limit, allowed_mime_types from storage.buckets where name = $1', [name])).rows[0];
@@ -56,7 +42,7 @@ afterAll(async () => {
   await store?.close();
 });
 
-describe(`creating buckets (services on ${loadConfig(process.env).storageBackend})`, () => {
+describe(`creating buckets (services on ${servicesBackend()})`, () => {
   scenarios([
     {
       name: 'creates a private bucket with defaults and records the command and its outcome',
