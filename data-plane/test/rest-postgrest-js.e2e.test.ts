@@ -110,6 +110,8 @@ describe('writes', () => {
     expect(one.data).toEqual({ name: 'Kim' });
     const many = await service.from('authors').insert([{ name: 'Lee', email: 'lee@example.com' }, { name: 'Max' }]).select('name, email');
     expect(many.data).toEqual([{ name: 'Lee', email: 'lee@example.com' }, { name: 'Max', email: null }]);
+    const defaulted = await service.from('posts').insert([{ title: 'a', published: true }, { title: 'b' }], { defaultToNull: false }).select('title, published');
+    expect(defaulted.data).toEqual([{ title: 'a', published: true }, { title: 'b', published: false }]);
     const minimal = await service.from('authors').insert({ name: 'Ned' });
     expect(minimal).toMatchObject({ error: null, data: null, status: 201 });
   });

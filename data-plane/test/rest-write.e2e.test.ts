@@ -34,6 +34,15 @@ describe('insert', () => {
     expect(answer.headers.get('preference-applied')).toContain('return=representation');
   });
 
+  it('fills keys an object lacks with null, or with the column default under Prefer: missing=default', async () => {
+    const body = [{ title: 'first', published: true }, { title: 'second' }];
+    const nulls = await rest('POST', 'posts?select=title,published', { headers: representation, body });
+    expect(nulls.body).toEqual([{ title: 'first', published: true }, { title: 'second', published: null }]);
+    const defaults = await rest('POST', 'posts?select=title,published', { headers: { prefer: 'return=representation, missing=default' }, body });
+    expect(defaults.status, defaults.text).toBe(201);
+    expect(defaults.body).toEqual([{ title: 'first', published: true }, { title: 'second', published: false }]);
+  });
+
   it('answers headers-only with a Location', async () => {
     const answer = await rest('POST', 'authors', { headers: { prefer: 'return=headers-only' }, body: { name: 'Gus' } });
     expect(answer.status).toBe(201);

@@ -35,6 +35,8 @@ export interface InsertPlan extends WritePlanBase {
   columns: ColumnInfo[];
   body: string;
   onConflict?: { columns: ColumnInfo[]; action: 'merge' | 'ignore' };
+  /** `Prefer: missing=default` with objects of differing keys: one insert per key set, each object's JSON re-encoded. */
+  groups?: Array<{ columns: ColumnInfo[]; body: string }>;
   /** PUT: one row put in place by its primary key (answers 200/204, not 201). */
   put?: boolean;
 }
@@ -109,6 +111,8 @@ export function planRequest(request: ApiRequest, snapshot: SchemaSnapshot): Plan
       const columns = bodyColumns(request, relation);
       const select = planWriteSelect(snapshot, request, relation);
       const plan: InsertPlan = { kind: 'insert', ...base(request), relation, return: request.prefer.return, select, columns, body: request.body!.raw };
+      const groups = request.prefer.missingDefault ? keyGroups(request.body!.value, relation, request.columns) : undefined;
+      if (groups && groups.length > 1) plan.groups = groups;
       if (request.prefer.resolution) {
         const names = request.onConflict ?? relation.primaryKey;
         if (names.length === 0) throw invalidRequest(`"${relation.name}" has no primary key; name the conflict columns with on_conflict=`);
@@ -136,6 +140,28 @@ export function planRequest(request: ApiRequest, snapshot: SchemaSnapshot): Plan
     case 'rpc':
       return planRpc(request, snapshot);
   }
+}
+
+/**
+ * The objects of a bulk insert grouped by their set of keys (first-seen order).
+ * Each group's JSON is re-encoded from the parsed body (integers beyond 2^53 would lose precision here only).
+ */
+function keyGroups(value: unknown, relation: RelationInfo, only: string[] | undefined): InsertPlan['groups'] {
+  if (!Array.isArray(value)) return undefined;
+  const allowed = only ? new Set(only) : undefined;
+  const groups = new Map<string, { names: string[]; rows: unknown[] }>();
+  for (const row of value as Array<Record<string, unknown>>) {
+    // With columns=, keys outside it are ignored, as they are without missing=default.
+    const names = Object.keys(row).filter((name) => !allowed || allowed.has(name)).sort();
+    const key = JSON.stringify(names);
+    const group = groups.get(key) ?? { names, rows: [] };
+    group.rows.push(row);
+    groups.set(key, group);
+  }
+  return [...groups.values()].map(({ names, rows }) => ({
+    columns: names.map((name) => relation.columnsByName.get(name) ?? (() => { throw unknownColumn(name, relation.name); })()),
+    body: JSON.stringify(rows),
+  }));
 }
 
 /**

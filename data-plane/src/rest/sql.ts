@@ -88,25 +88,34 @@ function mutationAnswerSql(plan: InsertPlan | UpdatePlan | DeletePlan, params: P
   return `select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, count(*) as total, ${location} as location from (select ${list} from pgrst_mutation ${t}) _s`;
 }
 
-function insertSql(plan: InsertPlan): Statement {
-  const params = new Params();
-  const payload = params.add(plan.body);
+/** One INSERT … SELECT of the objects in `payload` into `columns`, with the plan's conflict clause. */
+function insertOf(plan: InsertPlan, columnsToInsert: InsertPlan['columns'], payload: string): string {
   const table = qualified(plan.relation.name);
-  const columns = columnList(plan.columns);
+  const columns = columnList(columnsToInsert);
   let conflict = '';
   if (plan.onConflict) {
     const target = columnList(plan.onConflict.columns);
-    const updates = plan.columns.filter((c) => !plan.onConflict!.columns.includes(c));
+    const updates = columnsToInsert.filter((c) => !plan.onConflict!.columns.includes(c));
     conflict =
       plan.onConflict.action === 'ignore' || updates.length === 0
         ? ` on conflict (${target}) do nothing`
         : ` on conflict (${target}) do update set ${updates.map((c) => `${ident(c.name)} = excluded.${ident(c.name)}`).join(', ')}`;
   }
   const rows = `select * from json_populate_recordset(null::${table}, (select case when json_typeof(j) = 'array' then j else json_build_array(j) end from (select ${payload}::json as j) _p))`;
-  const insert =
-    plan.columns.length === 0
-      ? `insert into ${table} select from (${rows}) _r${conflict} returning *`
-      : `insert into ${table} (${columns}) select ${columns} from (${rows}) _r${conflict} returning *`;
+  return columnsToInsert.length === 0
+    ? `insert into ${table} select from (${rows}) _r${conflict} returning *`
+    : `insert into ${table} (${columns}) select ${columns} from (${rows}) _r${conflict} returning *`;
+}
+
+function insertSql(plan: InsertPlan): Statement {
+  const params = new Params();
+  if (plan.groups) {
+    // Prefer: missing=default — one INSERT per set of keys, so each leaves out (defaults) what its objects lack.
+    const ctes = plan.groups.map((group, i) => `pgrst_g${i} as (${insertOf(plan, group.columns, params.add(group.body))})`);
+    const union = plan.groups.map((_, i) => `select * from pgrst_g${i}`).join(' union all ');
+    return { text: `with ${ctes.join(', ')}, pgrst_mutation as (${union}) ${mutationAnswerSql(plan, params)}`, values: params.values };
+  }
+  const insert = insertOf(plan, plan.columns, params.add(plan.body));
   return { text: `with pgrst_mutation as (${insert}) ${mutationAnswerSql(plan, params)}`, values: params.values };
 }
 
