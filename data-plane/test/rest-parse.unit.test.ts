@@ -115,6 +115,12 @@ describe('requests', () => {
     expect(parseRequest(raw('id=eq.1', { method: 'PUT', body: '{"id":1}' })).action).toBe('upsert');
   });
 
+  it('serves schema public only: another Accept-Profile or Content-Profile is 406', () => {
+    expect(parseRequest(raw('', { headers: { 'accept-profile': 'public' } })).action).toBe('read');
+    expect(() => parseRequest(raw('', { headers: { 'accept-profile': 'auth' } }))).toThrow(expect.objectContaining({ status: 406 }));
+    expect(() => parseRequest(raw('', { method: 'POST', body: '{}', headers: { 'content-profile': 'storage' } }))).toThrow(expect.objectContaining({ status: 406 }));
+  });
+
   it('keeps the query parameters of a GET rpc for the planner to tell arguments from filters', () => {
     const request = parseRequest(raw('a=1&select=id&id=eq.2', { rpc: true, target: 'fn' }));
     expect(request.action).toBe('rpc');

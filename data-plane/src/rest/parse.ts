@@ -171,6 +171,13 @@ export function parseRequest(raw: RawRequest): ApiRequest {
     prefer: parsePrefer(header(raw, 'prefer')),
     accept: parseAccept(header(raw, 'accept')),
   };
+  // Only schema public is served; PostgREST answers another profile with 406.
+  for (const profileHeader of ['accept-profile', 'content-profile']) {
+    const profile = header(raw, profileHeader);
+    if (profile !== undefined && profile.trim() !== '' && profile.trim() !== 'public') {
+      throw new ApiError(406, 'invalid_schema', `the schema "${profile.trim()}" is not served`, null, 'only schema public is served');
+    }
+  }
   const rpcGet = action === 'rpc' && raw.method.toUpperCase() !== 'POST';
   let selectSeen = false;
   for (const [key, value] of queryPairs(raw.query)) {
