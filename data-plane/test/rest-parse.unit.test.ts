@@ -46,8 +46,13 @@ describe('filters and logic', () => {
     expect(parseFilter('t', 'in.()')).toMatchObject({ value: [] });
   });
 
+  it('reads any/all quantifiers over a list', () => {
+    expect(parseFilter('t', 'like(any).{a*,"b,c"}')).toMatchObject({ op: 'like', quantifier: 'any', value: ['a*', 'b,c'] });
+    expect(parseFilter('id', 'not.gt(all).{1,2}')).toMatchObject({ op: 'gt', quantifier: 'all', negate: true, value: ['1', '2'] });
+  });
+
   it('refuses unknown operators and malformed values', () => {
-    for (const bad of ['5', 'foo.5', 'in.1,2', 'is.maybe', 'eq(any).1']) expect(() => parseFilter('id', bad), bad).toThrow(/./);
+    for (const bad of ['5', 'foo.5', 'in.1,2', 'is.maybe', 'eq(any).1', 'in(any).{1}', 'eq(some).{1}', 'fts(x']) expect(() => parseFilter('id', bad), bad).toThrow(/./);
   });
 
   it('reads nested and/or trees with quoted values', () => {

@@ -103,6 +103,13 @@ describe('sql', () => {
     expect(() => plan('GET', 'posts', 'title->>x=eq.1')).toThrow(/json or jsonb/);
   });
 
+  it('compares with any/all of a list as one array parameter', () => {
+    const statement = sql('GET', 'posts', 'title=like(any).{a*,b*}&id=not.gt(all).{1,2}');
+    expect(statement.text).toContain('_t0."title"::text like any($1)');
+    expect(statement.text).toContain('not (_t0."id" > all($2))');
+    expect(statement.values).toEqual([['a%', 'b%'], ['1', '2']]);
+  });
+
   it('quotes an alias with quotes in it as an identifier', () => {
     const statement = sql('GET', 'posts', 'select=%22a%5C%22b%22:id');
     expect(statement.text).toContain('as "a""b"');

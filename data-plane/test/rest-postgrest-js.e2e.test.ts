@@ -61,6 +61,7 @@ describe('select', () => {
     expect(ids((await q().not('id', 'in', '(1,2)')).data)).toEqual([3, 4]);
     expect(ids((await q().textSearch('title', 'hello', { type: 'websearch' })).data)).toEqual([1]);
     expect(ids((await q().isDistinct('score', 10)).data)).toEqual([2, 3, 4]);
+    expect(ids((await q().likeAnyOf('title', ['Hello%', 'Bob%'])).data)).toEqual([1, 3]);
     const json = await anon.from('posts').select('id, lang:meta->>lang').eq('meta->>lang', 'fr');
     expect(json.data).toEqual([{ id: 3, lang: 'fr' }]);
   });

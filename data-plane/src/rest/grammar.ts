@@ -42,7 +42,12 @@ export interface FilterCondition {
   value: string | string[];
   /** Text-search configuration of `fts(english)`. */
   language?: string;
+  /** `like(any).{a*,b*}`: compare with any or all of a list (the value is then the list). */
+  quantifier?: 'any' | 'all';
 }
+
+/** Operators that take `(any)`/`(all)` and a `{a,b}` list, as in PostgREST. */
+const QUANTIFIABLE = new Set(['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'match', 'imatch']);
 
 /** `or=(…)`, `and=(…)`, possibly negated and nested. */
 export interface LogicCondition {
@@ -167,11 +172,13 @@ export function parseFilter(column: string, text: string, insideLogic = false): 
   let opText = rest.slice(0, dot);
   const value = rest.slice(dot + 1);
   let language: string | undefined;
+  let quantifier: 'any' | 'all' | undefined;
   const paren = /^(\w+)\(([^)]*)\)$/.exec(opText);
   if (paren) {
     opText = paren[1]!;
-    language = paren[2]!;
-    if (!['fts', 'plfts', 'phfts', 'wfts'].includes(opText)) throw invalidFilter(`"${column}=${text}": operator modifiers are supported for full-text search only`);
+    if (['fts', 'plfts', 'phfts', 'wfts'].includes(opText)) language = paren[2]!;
+    else if ((paren[2] === 'any' || paren[2] === 'all') && QUANTIFIABLE.has(opText)) quantifier = paren[2];
+    else throw invalidFilter(`"${column}=${text}": unknown operator modifier "${paren[2]}"`);
   }
   if (!(OPERATORS as readonly string[]).includes(opText)) throw invalidFilter(`"${column}=${text}": unknown operator "${opText}"`);
   const op = opText as Operator;
@@ -179,6 +186,11 @@ export function parseFilter(column: string, text: string, insideLogic = false): 
     if (!value.startsWith('(') || !value.endsWith(')')) throw invalidFilter(`"${column}=${text}": in needs a list, in.(a,b)`);
     const inner = value.slice(1, -1);
     return { kind: 'filter', column, negate, op, value: inner === '' ? [] : splitTopLevel(inner).map((v) => unquote(v.trim())) };
+  }
+  if (quantifier) {
+    if (!value.startsWith('{') || !value.endsWith('}')) throw invalidFilter(`"${column}=${text}": ${op}(${quantifier}) needs a list, {a,b}`);
+    const inner = value.slice(1, -1);
+    return { kind: 'filter', column, negate, op, quantifier, value: inner === '' ? [] : splitTopLevel(inner).map((v) => unquote(v.trim())) };
   }
   if (op === 'is' && !IS_VALUES.has(value.toLowerCase())) throw invalidFilter(`"${column}=${text}": is takes null, not_null, true, false or unknown`);
   const condition: FilterCondition = { kind: 'filter', column, negate, op, value: insideLogic ? unquote(value) : value };

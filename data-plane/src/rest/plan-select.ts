@@ -43,7 +43,7 @@ export function outputNames(items: PlannedSelect[]): string[] {
 }
 
 export type PlannedCondition =
-  | { kind: 'filter'; column: ColumnInfo; json?: JsonStep[]; negate: boolean; op: import('./grammar').Operator; value: string | string[]; language?: string }
+  | { kind: 'filter'; column: ColumnInfo; json?: JsonStep[]; negate: boolean; op: import('./grammar').Operator; value: string | string[]; language?: string; quantifier?: 'any' | 'all' }
   | { kind: 'logic'; op: 'and' | 'or'; negate: boolean; children: PlannedCondition[] };
 
 export interface PlannedOrder {
@@ -87,6 +87,7 @@ export function planConditions(source: Source, conditions: Condition[]): Planned
     }
     const planned: PlannedCondition = { kind: 'filter', ...columnRef(source, condition.column), negate: condition.negate, op: condition.op, value: condition.value };
     if (condition.language !== undefined) planned.language = condition.language;
+    if (condition.quantifier !== undefined) planned.quantifier = condition.quantifier;
     return planned;
   });
 }

@@ -47,6 +47,13 @@ function filterSql(condition: Extract<PlannedCondition, { kind: 'filter' }>, tab
   const col = columnSql(table, condition.column, condition.json, params);
   const value = condition.value;
   const text = typeof value === 'string' ? value : '';
+  if (condition.quantifier && Array.isArray(value)) {
+    // op any($n) / op all($n): the list is one array parameter.
+    const textual = condition.op === 'like' || condition.op === 'ilike' || condition.op === 'match' || condition.op === 'imatch';
+    const operator = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=', like: 'like', ilike: 'ilike', match: '~', imatch: '~*' }[condition.op as 'eq'];
+    const list = condition.op === 'like' || condition.op === 'ilike' ? value.map((v) => v.replace(/\*/g, '%')) : value;
+    return `${col}${textual ? '::text' : ''} ${operator} ${condition.quantifier}(${params.add(list)})`;
+  }
   switch (condition.op) {
     case 'eq': case 'neq': case 'gt': case 'gte': case 'lt': case 'lte':
       return `${col} ${COMPARISON[condition.op]} ${params.add(text)}`;
