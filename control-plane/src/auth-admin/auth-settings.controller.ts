@@ -5,7 +5,6 @@
  * Nothing in the tenant changes, so no workflow applies it: the answer comes
  * once the event is recorded and projected.
  */
-import { randomUUID } from 'node:crypto';
 import { Body, Controller, Get, Inject, Param, Patch, Req, forwardRef } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyRequest } from 'fastify';
@@ -23,14 +22,8 @@ import { PG_POOL } from '../app.module';
 import { PlatformSecrets } from '../accounts/secrets';
 import { CallerResolver } from '../http/caller';
 import { validate } from '../http/validate';
-import { actorOf } from '../projects/command-runner';
-import { OperationWaiter } from '../projects/operation-waiter';
+import { CommandRunner } from '../projects/command-runner';
 import { ExecuteProjectCommand } from '../projects/project-command';
-import type { HandledCommand } from '../domain/handle-command';
-import type { ProjectState } from '../domain/project';
-
-/** How long the answer waits for the projector to record the change it reports. */
-const PROJECTION_WAIT_MS = 5_000;
 
 @Controller('api/projects/:id/auth/settings')
 export class AuthSettingsController {
@@ -39,7 +32,7 @@ export class AuthSettingsController {
     @Inject(forwardRef(() => PG_POOL)) private readonly db: Pool,
     @Inject(CallerResolver) private readonly callers: CallerResolver,
     @Inject(CommandBus) private readonly commands: CommandBus,
-    @Inject(OperationWaiter) private readonly waiter: OperationWaiter,
+    @Inject(CommandRunner) private readonly runner: CommandRunner,
     @Inject(PlatformSecrets) private readonly secrets: PlatformSecrets,
   ) {}
 
@@ -58,11 +51,10 @@ export class AuthSettingsController {
     const changes: Partial<StoredAuthSettings> = { ...rest };
     // The SMTP URL carries credentials: it travels and is stored sealed.
     if (smtp !== undefined) changes.smtp = smtp === null ? null : { urlCipher: this.secrets.encrypt(smtp.url), from: smtp.from };
-    const correlationId = randomUUID();
-    const handled: HandledCommand<ProjectState> = await this.commands.execute(
-      new ExecuteProjectCommand({ type: 'UpdateAuthSettings', data: { projectId: id, changes } }, { actor: actorOf(caller), correlationId, causationId: null }),
+    // No workflow applies it: its operation is done once the projector has recorded it, which is what the runner waits for.
+    await this.runner.run(id, caller, false, (context) =>
+      this.commands.execute(new ExecuteProjectCommand({ type: 'UpdateAuthSettings', data: { projectId: id, changes } }, context)),
     );
-    if (handled.events.length > 0) await this.waiter.wait(correlationId, PROJECTION_WAIT_MS);
     return this.read(id);
   }
 

@@ -14,7 +14,8 @@ export const WAIT_LIMIT_MS = 30_000;
 const RECORD_WAIT_MS = 5_000;
 
 export type CommandOutcome =
-  | { done: true; operation: OperationRecord }
+  /** `operation` is null when the command changed nothing: no event, so no operation to follow. */
+  | { done: true; operation: OperationRecord | null }
   | { done: false; operation: OperationRecord | undefined; operationId: string; projectId: string };
 
 export const actorOf = (caller: Caller) => (caller.kind === 'operator' ? `operator:${caller.accountId}` : `service-key:${caller.projectId}`);
@@ -22,9 +23,11 @@ export const actorOf = (caller: Caller) => (caller.kind === 'operator' ? `operat
 export class CommandRunner {
   constructor(private readonly waiter: OperationWaiter) {}
 
-  async run(projectId: string, caller: Caller, async: boolean, send: (context: CommandContext) => Promise<unknown>): Promise<CommandOutcome> {
+  async run(projectId: string, caller: Caller, async: boolean, send: (context: CommandContext) => Promise<{ events: unknown[] }>): Promise<CommandOutcome> {
     const operationId = randomUUID();
-    await send({ actor: actorOf(caller), correlationId: operationId, causationId: null });
+    const handled = await send({ actor: actorOf(caller), correlationId: operationId, causationId: null });
+    // Nothing was recorded (the command asked for what already holds): done, with nothing to wait for.
+    if (handled.events.length === 0) return { done: true, operation: null };
     let operation = await this.waiter.wait(operationId, async ? 0 : WAIT_LIMIT_MS);
     if (!operation) operation = await this.waiter.wait(operationId, RECORD_WAIT_MS, () => true);
     if (operation?.status === 'failed') {
