@@ -140,6 +140,12 @@ describe('sql', () => {
     expect(del.text).toContain('delete from public."authors" _t0 where _t0."id" = $1 returning _t0.*');
   });
 
+  it('limits a PATCH or DELETE through ctid, in order', () => {
+    const statement = sql('DELETE', 'posts', 'title=eq.x&order=id&limit=2');
+    expect(statement.text).toContain('delete from public."posts" _t0 where _t0."title" = $1 and _t0.ctid = any(array(select _l0.ctid from public."posts" _l0 where _l0."title" = $2 order by _l0."id" asc limit $3))');
+    expect(statement.values).toEqual(['x', 'x', 2]);
+  });
+
   it('calls functions with named arguments', () => {
     const statement = statementFor(planRequest(parseRequest({ method: 'POST', target: 'add', rpc: true, query: '', headers: {}, body: '{"a":1,"b":2}' }), snapshot));
     expect(statement).toEqual({ text: 'select to_json(public."add"("a" => $1, "b" => $2))::text as body, 1 as page_count, null::bigint as total', values: ['1', '2'] });

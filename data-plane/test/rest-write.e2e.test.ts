@@ -94,6 +94,16 @@ describe('update and delete', () => {
     expect(answer.headers.get('content-range')).toBe('*/2');
   });
 
+  it('limits an update or a delete to the first rows in order', async () => {
+    const patched = await rest('PATCH', 'posts?id=lte.4&published=is.true&order=id.desc&limit=1&select=id', { headers: representation, body: { title: 'Latest published' } });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body).toEqual([{ id: 4 }]);
+    await rest('POST', 'comments', { body: [{ post_id: 3, body: 'c1' }, { post_id: 3, body: 'c2' }, { post_id: 3, body: 'c3' }] });
+    const removed = await rest('DELETE', 'comments?post_id=eq.3&body=like.c*&order=body.asc&limit=2&select=body', { headers: representation });
+    expect(removed.body.map((r: { body: string }) => r.body).sort()).toEqual(['c1', 'c2']);
+    expect((await rest('GET', 'comments?post_id=eq.3&body=like.c*&select=body')).body).toEqual([{ body: 'c3' }]);
+  });
+
   it('deletes the filtered rows', async () => {
     await rest('POST', 'comments', { body: [{ post_id: 4, body: 'x' }, { post_id: 4, body: 'y' }] });
     const answer = await rest('DELETE', 'comments?post_id=eq.4&body=eq.x', { headers: representation });

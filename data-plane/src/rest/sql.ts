@@ -119,6 +119,18 @@ function insertSql(plan: InsertPlan): Statement {
   return { text: `with pgrst_mutation as (${insert}) ${mutationAnswerSql(plan, params)}`, values: params.values };
 }
 
+/**
+ * The WHERE of a PATCH/DELETE: its filters, and with `limit` (and `order`)
+ * only the first rows they match, picked by ctid (tables only, as PostgREST).
+ */
+function mutationWhereSql(plan: UpdatePlan | DeletePlan, table: string, t: string, params: Params): string {
+  const where = whereSql(plan.modifiers.where, t, params);
+  if (plan.modifiers.limit === undefined && (plan.modifiers.offset ?? 0) === 0) return where;
+  const l = '_l0';
+  const chosen = `select ${l}.ctid from ${table} ${l} where ${whereSql(plan.modifiers.where, l, params)}${orderSql(plan.modifiers.order, l, params)}${pageSql(plan.modifiers, params)}`;
+  return `${where} and ${t}.ctid = any(array(${chosen}))`;
+}
+
 function updateSql(plan: UpdatePlan): Statement {
   const params = new Params();
   const t = '_t0';
@@ -130,7 +142,7 @@ function updateSql(plan: UpdatePlan): Statement {
   } else {
     const payload = params.add(plan.body);
     const sets = plan.columns.map((c) => `${ident(c.name)} = _b.${ident(c.name)}`).join(', ');
-    mutation = `update ${table} ${t} set ${sets} from json_populate_record(null::${table}, ${payload}::json) _b where ${whereSql(plan.modifiers.where, t, params)} returning ${t}.*`;
+    mutation = `update ${table} ${t} set ${sets} from json_populate_record(null::${table}, ${payload}::json) _b where ${mutationWhereSql(plan, table, t, params)} returning ${t}.*`;
   }
   return { text: `with pgrst_mutation as (${mutation}) ${mutationAnswerSql(plan, params)}`, values: params.values };
 }
@@ -138,7 +150,8 @@ function updateSql(plan: UpdatePlan): Statement {
 function deleteSql(plan: DeletePlan): Statement {
   const params = new Params();
   const t = '_t0';
-  const mutation = `delete from ${qualified(plan.relation.name)} ${t} where ${whereSql(plan.modifiers.where, t, params)} returning ${t}.*`;
+  const table = qualified(plan.relation.name);
+  const mutation = `delete from ${table} ${t} where ${mutationWhereSql(plan, table, t, params)} returning ${t}.*`;
   return { text: `with pgrst_mutation as (${mutation}) ${mutationAnswerSql(plan, params)}`, values: params.values };
 }
 
