@@ -146,28 +146,38 @@ function countResults(reportFile) {
   };
 }
 
-/** `test`: typecheck, then vitest; ends with the one summary line `.ci/run` relies on. */
-async function test(vitestArgs, env) {
-  const typecheckCode = await typecheck();
+/** Runs vitest once (its own stack) and answers its counts; a failure no test accounts for counts as one. */
+async function vitestPass(vitestArgs, env) {
   const reportDir = mkdtempSync(path.join(os.tmpdir(), 'baseplane-vitest-'));
   const reportFile = path.join(reportDir, 'report.json');
   const vitestCode = await run(
     path.join(REPO_ROOT, 'node_modules', '.bin', 'vitest'),
-    [
-      'run',
-      '--config',
-      'vitest.config.ts',
-      '--reporter=default',
-      '--reporter=json',
-      `--outputFile.json=${reportFile}`,
-      ...vitestArgs,
-    ],
+    ['run', '--config', 'vitest.config.ts', '--reporter=default', '--reporter=json', `--outputFile.json=${reportFile}`, ...vitestArgs],
     env,
   );
   const counts = countResults(reportFile) ?? { passed: 0, failed: 0, skipped: 0 };
   rmSync(reportDir, { recursive: true, force: true });
   // A vitest failure no test accounts for (global setup, unhandled error) still fails the run.
   if (vitestCode !== 0 && counts.failed === 0) counts.failed += 1;
+  return counts;
+}
+
+/** Test files whose stack's services must also run on the S3 backend (the fs one is the default pass). */
+const S3_PASS_FILTER = 'storage-bucket';
+
+/**
+ * `test`: typecheck, then vitest; a full run (no filter) then runs the bucket
+ * suites again with the services on STORAGE_BACKEND=s3 (the embedded
+ * versitygw). Ends with the one summary line `.ci/run` relies on.
+ */
+async function test(vitestArgs, env) {
+  const typecheckCode = await typecheck();
+  const counts = await vitestPass(vitestArgs, env);
+  if (vitestArgs.length === 0) {
+    console.log(`baseplane: the ${S3_PASS_FILTER} suites again, with the services on STORAGE_BACKEND=s3`);
+    const s3 = await vitestPass([S3_PASS_FILTER], { ...env, STORAGE_BACKEND: 's3', S3_ENDPOINT: '' });
+    for (const key of ['passed', 'failed', 'skipped']) counts[key] += s3[key];
+  }
   if (typecheckCode !== 0) counts.failed += 1;
   const skipped = counts.skipped > 0 ? `, ${counts.skipped} skipped` : '';
   console.log(`${counts.passed} passed, ${counts.failed} failed${skipped}`);
