@@ -159,12 +159,17 @@ run(() =>
     const direct = stack.servicePorts.dataPlanes.length > 0 ? await httpLoad(`http://127.0.0.1:${stack.servicePorts.dataPlanes[0]}`, { method: 'GET', path: '/rest/v1/items?id=eq.{n}', headers: anon, status: 200 }) : undefined;
     if (direct) print('GET one row, anon, one replica without the gateway', direct);
 
-    const ratio = getAnon.perSecond / raw.perSecond;
+    // The goals are read on both paths: the gateway here is the local stack's Node proxy, which a deployment
+    // replaces with its ingress, so the replica's own figure is the data plane's.
     console.log('');
-    console.log(`${'ratio single-row GET / raw PostgreSQL (req/s)'.padEnd(52)} ${ratio.toFixed(2)}`);
-    const p99 = percentile(getAnon.latencies, 99);
-    console.log(`goal ≥ 5000 req/s single-row GET — ${getAnon.perSecond >= 5000 ? 'met' : 'NOT met'} (${getAnon.perSecond.toFixed(0)})`);
-    console.log(`goal ratio ≥ 0.5 — ${ratio >= 0.5 ? 'met' : 'NOT met'} (${ratio.toFixed(2)})`);
-    console.log(`goal p99 ≤ 20 ms at ${CONCURRENCY} connections — ${p99 <= 20 ? 'met' : 'NOT met'} (${ms(p99)})`);
+    for (const [path, result] of [['through the gateway', getAnon], ['straight to one replica', direct]] as const) {
+      if (!result) continue;
+      const ratio = result.perSecond / raw.perSecond;
+      const p99 = percentile(result.latencies, 99);
+      console.log(`single-row GET ${path}: ratio to raw PostgreSQL ${ratio.toFixed(2)}`);
+      console.log(`  goal ≥ 5000 req/s — ${result.perSecond >= 5000 ? 'met' : 'NOT met'} (${result.perSecond.toFixed(0)})`);
+      console.log(`  goal ratio ≥ 0.5 — ${ratio >= 0.5 ? 'met' : 'NOT met'} (${ratio.toFixed(2)})`);
+      console.log(`  goal p99 ≤ 20 ms at ${CONCURRENCY} connections — ${p99 <= 20 ? 'met' : 'NOT met'} (${ms(p99)})`);
+    }
   }),
 );
