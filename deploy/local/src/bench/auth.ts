@@ -50,17 +50,21 @@ run(() =>
       refreshTokens[client] = next.refreshToken;
       accessTokens[client] = next.accessToken;
     });
-    const me = await closedLoop(CLIENTS, SECONDS, async (client) => {
-      const response = await fetch(new URL('/rest/v1/auth/me', stack.baseUrl), { headers: { authorization: `Bearer ${accessTokens[client]}` } });
+    const meAt = (base: string) => closedLoop(CLIENTS, SECONDS, async (client) => {
+      const response = await fetch(new URL('/rest/v1/auth/me', base), { headers: { authorization: `Bearer ${accessTokens[client]}` } });
       await response.arrayBuffer();
       if (response.status !== 200) throw new Error(`me: ${response.status}`);
     });
+    const me = await meAt(stack.baseUrl);
+    // The gateway is the local stack's Node proxy; the same loop straight to one replica shows what it costs.
+    const meDirect = await meAt(`http://127.0.0.1:${stack.servicePorts.dataPlanes[0]}`);
 
     console.log('');
     printLoad('baseline: argon2id verify in-process', baseline);
     printLoad('POST /auth/signin', signins);
     printLoad('POST /auth/refresh', refreshes);
     printLoad('GET /auth/me', me);
+    printLoad('GET /auth/me, straight to one replica', meDirect);
     printRatio('sign-ins / raw argon2id verifications', signins.perSecond, baseline.perSecond);
     const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
     console.log(`goals: sign-in ≥ 40/s ${verdict(signins.perSecond >= 40)}; refresh ≥ 3,000/s ${verdict(refreshes.perSecond >= 3000)}; /me ≥ 5,000/s ${verdict(me.perSecond >= 5000)}`);
