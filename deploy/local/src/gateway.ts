@@ -1,11 +1,14 @@
 /**
  * The one public base URL of the local stack: routes `/api` to the control plane
- * and the application paths to the data plane (round-robin over its replicas),
- * streaming bodies through, and answers `/healthz` for the whole stack.
+ * and the application paths to the data plane (round-robin over its replicas,
+ * data-plane-proxy.ts), streaming bodies through, and answers `/healthz` for
+ * the whole stack.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import http from 'node:http';
 import Fastify from 'fastify';
 import httpProxy from '@fastify/http-proxy';
+import { createDataPlaneProxy } from './data-plane-proxy';
 import type { HealthReport } from './health';
 
 /** Prefixes served by the data plane; paths go upstream unchanged. */
@@ -38,30 +41,28 @@ function errorBody(code: string, message: string) {
 
 /** Starts the gateway and resolves once it listens. */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
-  const app = Fastify({ logger: false });
+  // Data-plane paths are piped before Fastify routes anything (data-plane-proxy.ts): it is the hot path.
+  const dataPlane = createDataPlaneProxy([options.dataPlaneUrl].flat(), DATA_PLANE_PREFIXES);
+  const app = Fastify({
+    logger: false,
+    serverFactory: (handler) =>
+      http.createServer((request, response) => (dataPlane.serves(request.url ?? '') ? dataPlane.forward(request, response) : handler(request, response))),
+  });
+  app.addHook('onClose', async () => dataPlane.close());
 
   app.get('/healthz', async (_request, reply) => {
     const report = await options.checkHealth();
     return reply.code(report.status === 'ok' ? 200 : 503).send(report);
   });
 
-  const dataPlanes = [options.dataPlaneUrl].flat();
-  let turn = 0;
-  // Round-robin: the replicas are identical and stateless, so any may answer any request.
-  const nextDataPlane = () => dataPlanes[turn++ % dataPlanes.length]!;
-  const upstreams = [
-    ...DATA_PLANE_PREFIXES.map((prefix) => ({ prefix, url: dataPlanes.length === 1 ? dataPlanes[0]! : '', pick: dataPlanes.length === 1 ? undefined : nextDataPlane, part: 'the data plane' })),
-    { prefix: CONTROL_PLANE_PREFIX, url: options.controlPlaneUrl, pick: undefined, part: 'the control plane' },
-  ];
-  for (const { prefix, url, pick, part } of upstreams) {
+  const upstreams = [{ prefix: CONTROL_PLANE_PREFIX, url: options.controlPlaneUrl, part: 'the control plane' }];
+  for (const { prefix, url, part } of upstreams) {
     await app.register(httpProxy, {
-      // With several upstreams the URL is chosen per request (reply-from's getUpstream) instead.
       upstream: url,
       prefix,
       // Keep the path as the client sent it: the services route on the full path.
       rewritePrefix: prefix,
       replyOptions: {
-        ...(pick ? { getUpstream: () => pick() } : {}),
         rewriteRequestHeaders: (request, headers) => forwardedHeaders(request, headers),
         onError: (reply, { error }) => replyUpstreamFailure(reply, error, part),
         // reply-from would silently retry GETs answered 503 (e.g. project_unavailable); callers decide that.
