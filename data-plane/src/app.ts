@@ -8,6 +8,7 @@ import { ApiError } from '@baseplane/contracts';
 import type { ProjectDirectory } from './directory/project-directory';
 import { bindRestRoot } from './http/rest-root';
 import { bindAuthJwks } from './http/auth-jwks';
+import { bindCors } from './http/cors';
 import { bindAuthRoutes } from './auth/auth-routes';
 import { bindCodeRoutes } from './auth/code-routes';
 import type { CodeBook } from './auth/codes';
@@ -44,6 +45,7 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
   for (const prefix of ['/rest/v1', '/api/rest/v1']) {
     void app.register(
       async (scope) => {
+        bindCors(scope);
         bindRestRoot(scope, deps.directory, deps.publicUrl, deps.dataApi);
         if (deps.dataApi) bindDataApi(scope, deps.dataApi);
         bindAuthJwks(scope, deps.directory);

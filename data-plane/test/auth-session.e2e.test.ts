@@ -72,6 +72,18 @@ describe('sign-up and sign-in', () => {
   });
 });
 
+describe('browsers', () => {
+  it('answers a CORS preflight for the auth routes, and marks their answers readable from any origin', async () => {
+    const preflight = await call('OPTIONS', '/rest/v1/auth/signin', { headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'apikey, content-type' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('apikey');
+    const refused = await call('POST', '/rest/v1/auth/signin', { headers: { ...key(), origin: 'https://app.example.com' }, body: { email, password: 'wrong password' } });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('access-control-allow-origin')).toBe('*');
+  });
+});
+
 describe('refresh tokens', () => {
   async function signIn() {
     const answer = await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email, password } });

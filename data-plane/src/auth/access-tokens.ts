@@ -3,14 +3,30 @@
  * (from the directory, private half opened with PLATFORM_SECRET) and verified
  * against all its keys. Anything else — another project's token, alg:none, a
  * tampered or expired one — is 401 and never falls back to anon.
+ *
+ * A verified token is remembered by its exact text until it expires, so a
+ * client sending the same token on every request pays for one ES256 check
+ * (a few hundred µs), not one per request. A hit is re-checked against what
+ * may have changed since: the clock, the project, and whether its signing key
+ * is still one of the project's.
  */
-import { SignJWT, importJWK, jwtVerify, errors as joseErrors, type CryptoKey, type JWTPayload } from 'jose';
+import { SignJWT, decodeProtectedHeader, importJWK, jwtVerify, errors as joseErrors, type CryptoKey, type JWTPayload } from 'jose';
 import { ApiError, SecretBox, type AccessTokenClaims, type SigningKey } from '@baseplane/contracts';
 import type { DirectoryEntry } from '../directory/project-directory';
+
+/** How many verified tokens are remembered; the oldest goes first. */
+const MAX_VERIFIED = 10_000;
+
+interface Verified {
+  projectId: string;
+  kid: string;
+  claims: AccessTokenClaims;
+}
 
 export class AccessTokens {
   private readonly box: SecretBox;
   private readonly imported = new Map<string, Promise<CryptoKey>>();
+  private readonly verified = new Map<string, Verified>();
 
   constructor(platformSecret: string, private readonly publicUrl: string) {
     this.box = new SecretBox(platformSecret);
@@ -36,6 +52,21 @@ export class AccessTokens {
 
   /** Verifies a token of this project; 401 `token_expired` or `invalid_token` otherwise. */
   async verify(project: DirectoryEntry, token: string): Promise<AccessTokenClaims> {
+    const hit = this.verified.get(token);
+    if (hit && hit.projectId === project.projectId && hit.claims.exp * 1000 > Date.now() && project.signingKeys.some((k) => k.kid === hit.kid)) {
+      return hit.claims;
+    }
+    if (hit) this.verified.delete(token);
+    const claims = await this.verifySignature(project, token);
+    // The header was checked with the signature on the way in; its kid says which key signed.
+    const kid = decodeProtectedHeader(token).kid!;
+    // A Map iterates in insertion order: the first key is the oldest.
+    if (this.verified.size >= MAX_VERIFIED) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, { projectId: project.projectId, kid, claims });
+    return claims;
+  }
+
+  private async verifySignature(project: DirectoryEntry, token: string): Promise<AccessTokenClaims> {
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(

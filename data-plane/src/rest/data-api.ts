@@ -8,13 +8,10 @@ import type { ProjectDirectory } from '../directory/project-directory';
 import type { AccessTokens } from '../auth/access-tokens';
 import { DataPools, type DataPoolOptions } from './execute';
 import { SchemaCache } from './schema-cache';
-import { VerifiedTokenCache } from './token-cache';
 
 export interface DataApi {
   directory: ProjectDirectory;
   tokens: AccessTokens;
-  /** End-user tokens already verified, so a repeated token costs no signature check. */
-  verifiedTokens: VerifiedTokenCache;
   pools: DataPools;
   schemas: SchemaCache;
   close(): Promise<void>;
@@ -57,7 +54,6 @@ export function createDataApi(options: DataApiOptions): DataApi {
   return {
     directory: options.directory,
     tokens: options.tokens,
-    verifiedTokens: new VerifiedTokenCache(options.tokens),
     pools,
     schemas,
     async close() {

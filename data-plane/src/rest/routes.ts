@@ -19,9 +19,6 @@ import { statementFor } from './sql';
 /** Media types a body may come in (PostgREST also takes CSV, which is not served here). */
 const JSON_BODY = /^application\/(json|vnd\.pgrst\.object\+json|vnd\.pgrst\.object)\b/i;
 
-const ALLOWED_HEADERS = 'apikey, authorization, content-type, accept, prefer, range, range-unit, accept-profile, content-profile, x-client-info';
-const EXPOSED_HEADERS = 'content-range, content-location, location, preference-applied, range-unit, server-timing';
-
 /** Times stages into a `Server-Timing` value. */
 class StageTimer {
   private readonly parts: string[] = [];
@@ -45,7 +42,7 @@ async function callerOf(api: DataApi, request: FastifyRequest): Promise<{ projec
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
     if (!match) throw new ApiError(401, 'invalid_token', 'the Authorization header must be "Bearer <token>"');
     // Supabase clients send the API key itself as the Bearer when no user is signed in: that is not a user token.
-    if (match[1] !== apiKeyOf(request)) claims = { ...(await api.verifiedTokens.verify(project, match[1]!)) };
+    if (match[1] !== apiKeyOf(request)) claims = { ...(await api.tokens.verify(project, match[1]!)) };
   }
   if (kind === 'service') return { projectId: project.projectId, caller: { role: 'service_role', claims: claims && { ...claims, role: 'service_role' } } };
   return { projectId: project.projectId, caller: claims ? { role: 'authenticated', claims } : { role: 'anon', claims: null } };
@@ -104,20 +101,6 @@ export function bindDataApi(scope: FastifyInstance, api: DataApi): void {
     // The body goes to PostgreSQL as the text that came: read it as a string, parse it once in parse.ts.
     rest.removeAllContentTypeParsers();
     rest.addContentTypeParser('*', { parseAs: 'string' }, (_request, text, done) => done(null, text));
-    // Browsers call the data API from other origins with the anon key, as they call Supabase's: CORS open to any origin.
-    rest.addHook('onSend', async (_request, reply, payload) => {
-      void reply.header('access-control-allow-origin', '*').header('access-control-expose-headers', EXPOSED_HEADERS);
-      return payload;
-    });
-    const preflight = async (_request: FastifyRequest, reply: FastifyReply) =>
-      reply
-        .status(204)
-        .header('access-control-allow-methods', 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS')
-        .header('access-control-allow-headers', ALLOWED_HEADERS)
-        .header('access-control-max-age', '86400')
-        .send();
-    rest.options('/rpc/:fn', preflight);
-    rest.options('/:table', preflight);
     rest.route({ method: ['GET', 'POST'], url: '/rpc/:fn', handler: (request, reply) => handle(api, request, reply, true) });
     rest.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: '/:table', handler: (request, reply) => handle(api, request, reply, false) });
   });
