@@ -45,7 +45,7 @@ export class UsersController {
 
   @Get()
   async list(@Req() request: FastifyRequest, @Param('id') rawId: string, @Query() query: unknown): Promise<{ users: EndUser[]; total: number }> {
-    const id = await this.authorise(request, rawId);
+    const id = await this.callers.activeProjectId(request, rawId);
     const { search, limit, offset } = validate(ListEndUsersQuery, query, 'query');
     const page = await this.tenants.transaction(id, (tx) =>
       store.listUsers(tx, search?.trim() || undefined, Math.min(Number(limit ?? DEFAULT_PAGE), MAX_PAGE), Number(offset ?? 0)),
@@ -55,7 +55,7 @@ export class UsersController {
 
   @Post()
   async create(@Req() request: FastifyRequest, @Param('id') rawId: string, @Body() body: unknown): Promise<EndUser> {
-    const id = await this.authorise(request, rawId);
+    const id = await this.callers.activeProjectId(request, rawId);
     const { password, ...input } = validate(CreateEndUserBody, body);
     checkEmail(input.email);
     const passwordHash = password === undefined ? null : await this.hash(id, password);
@@ -65,7 +65,7 @@ export class UsersController {
 
   @Patch(':userId')
   async update(@Req() request: FastifyRequest, @Param('id') rawId: string, @Param('userId') rawUserId: string, @Body() body: unknown): Promise<EndUser> {
-    const id = await this.authorise(request, rawId);
+    const id = await this.callers.activeProjectId(request, rawId);
     const userId = validate(IdParam, { id: rawUserId }, 'path').id;
     const { password, ...change } = validate(UpdateEndUserBody, body);
     checkEmail(change.email);
@@ -85,7 +85,7 @@ export class UsersController {
 
   @Delete(':userId')
   async remove(@Req() request: FastifyRequest, @Param('id') rawId: string, @Param('userId') rawUserId: string): Promise<EndUser> {
-    const id = await this.authorise(request, rawId);
+    const id = await this.callers.activeProjectId(request, rawId);
     const userId = validate(IdParam, { id: rawUserId }, 'path').id;
     const user = await this.tenants.transaction(id, (tx) => store.deleteUser(tx, userId));
     if (!user) throw notFound('user');
@@ -100,9 +100,4 @@ export class UsersController {
     return argon2.hash(password, ARGON2_OPTIONS);
   }
 
-  private async authorise(request: FastifyRequest, rawId: string): Promise<string> {
-    const { id } = validate(IdParam, { id: rawId }, 'path');
-    await this.callers.forActiveProject(request, id);
-    return id;
-  }
 }

@@ -4,7 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
-import { ApiError, hashApiKey, notFound } from '@baseplane/contracts';
+import { ApiError, IdParam, hashApiKey, notFound, validate } from '@baseplane/contracts';
 import type { PlatformTokenService } from '../accounts/platform-tokens';
 
 export type Caller =
@@ -72,5 +72,12 @@ export class CallerResolver {
     const access = await this.forProject(request, projectId);
     if (access.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${access.status}`);
     return access;
+  }
+
+  /** The project id of the path, once it is a UUID and the caller may act on that active project. */
+  async activeProjectId(request: FastifyRequest, rawId: string): Promise<string> {
+    const { id } = validate(IdParam, { id: rawId }, 'path');
+    await this.forActiveProject(request, id);
+    return id;
   }
 }

@@ -4,12 +4,12 @@
  */
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { projectStreamId, type BucketCommand, type ProjectEvent } from '@baseplane/contracts';
+import type { BucketCommand } from '@baseplane/contracts';
 import { EventStore } from '../event-store/event-store';
-import { handleCommand, type CommandContext } from '../domain/handle-command';
-import * as project from '../domain/project';
+import type { CommandContext } from '../domain/handle-command';
 import { decideBucket } from '../domain/storage';
 import { readBucketFacts } from '../tenants/storage-buckets';
+import { handleTenantCommand } from '../tenants/tenant-command';
 import { TenantConnections } from '../tenants/tenant-connections';
 
 export class ExecuteBucketCommand {
@@ -23,14 +23,7 @@ export class ExecuteBucketCommandHandler implements ICommandHandler<ExecuteBucke
     @Inject(TenantConnections) private readonly tenants: TenantConnections,
   ) {}
 
-  async execute({ command, context }: ExecuteBucketCommand) {
-    const buckets = await this.tenants.transaction(command.data.projectId, (client) => readBucketFacts(client));
-    return handleCommand<BucketCommand, ProjectEvent, project.ProjectState>(
-      this.store,
-      { initialState: project.initialState, evolve: project.evolve, decide: (c, state) => decideBucket(c, state, buckets) },
-      projectStreamId(command.data.projectId),
-      command,
-      context,
-    );
+  execute({ command, context }: ExecuteBucketCommand) {
+    return handleTenantCommand(this.store, this.tenants, command, context, readBucketFacts, decideBucket);
   }
 }

@@ -12,7 +12,6 @@ import {
   BucketNameParam,
   CreateBucketBody,
   DeleteBucketQuery,
-  IdParam,
   UpdateBucketBody,
   notFound,
   toBucketSpec,
@@ -38,20 +37,20 @@ export class BucketsController {
 
   @Get()
   async list(@Req() request: FastifyRequest, @Param('id') id: string): Promise<Bucket[]> {
-    const projectId = await this.authorise(request, id);
+    const projectId = await this.callers.activeProjectId(request, id);
     return this.tenants.transaction(projectId, (client) => readBuckets(client));
   }
 
   @Post()
   async create(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Body() body: unknown) {
-    const projectId = await this.authorise(request, id);
+    const projectId = await this.callers.activeProjectId(request, id);
     const bucket = toBucketSpec(validate(CreateBucketBody, body));
     return this.send(request, reply, 201, { type: 'CreateBucket', data: { projectId, bucket } }, () => this.bucket(projectId, bucket.name));
   }
 
   @Patch(':name')
   async update(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Param('name') rawName: string, @Body() body: unknown) {
-    const projectId = await this.authorise(request, id);
+    const projectId = await this.callers.activeProjectId(request, id);
     const { name } = validate(BucketNameParam, { name: rawName }, 'path');
     const input = validate(UpdateBucketBody, body);
     return this.send(request, reply, 200, { type: 'UpdateBucket', data: { projectId, name, public: input.public } }, () => this.bucket(projectId, name));
@@ -59,17 +58,11 @@ export class BucketsController {
 
   @Delete(':name')
   async remove(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Param('name') rawName: string, @Query() query: unknown) {
-    const projectId = await this.authorise(request, id);
+    const projectId = await this.callers.activeProjectId(request, id);
     const { name } = validate(BucketNameParam, { name: rawName }, 'path');
     // Only `force` is ours; `apikey` may ride along in the query (API.md → Conventions).
     const { force } = validate(DeleteBucketQuery, { force: (query as Record<string, unknown> | undefined)?.force }, 'query');
     return this.send(request, reply, 200, { type: 'DeleteBucket', data: { projectId, name, force: force === 'true' } }, async () => ({ name, deleted: true }));
-  }
-
-  private async authorise(request: FastifyRequest, rawId: string): Promise<string> {
-    const { id } = validate(IdParam, { id: rawId }, 'path');
-    await this.callers.forActiveProject(request, id);
-    return id;
   }
 
   private async send<T>(request: FastifyRequest, reply: FastifyReply, status: number, command: BucketCommand, resource: () => Promise<T>) {

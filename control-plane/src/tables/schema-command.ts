@@ -4,12 +4,12 @@
  */
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
-import { projectStreamId, type ProjectEvent, type SchemaCommand } from '@baseplane/contracts';
+import type { SchemaCommand } from '@baseplane/contracts';
 import { EventStore } from '../event-store/event-store';
-import { handleCommand, type CommandContext } from '../domain/handle-command';
-import * as project from '../domain/project';
+import type { CommandContext } from '../domain/handle-command';
 import { decideSchema } from '../domain/schema';
 import { readCatalog } from '../tenants/catalog';
+import { handleTenantCommand } from '../tenants/tenant-command';
 import { TenantConnections } from '../tenants/tenant-connections';
 
 export class ExecuteSchemaCommand {
@@ -23,14 +23,7 @@ export class ExecuteSchemaCommandHandler implements ICommandHandler<ExecuteSchem
     @Inject(TenantConnections) private readonly tenants: TenantConnections,
   ) {}
 
-  async execute({ command, context }: ExecuteSchemaCommand) {
-    const catalog = await this.tenants.transaction(command.data.projectId, (client) => readCatalog(client));
-    return handleCommand<SchemaCommand, ProjectEvent, project.ProjectState>(
-      this.store,
-      { initialState: project.initialState, evolve: project.evolve, decide: (c, state) => decideSchema(c, state, catalog) },
-      projectStreamId(command.data.projectId),
-      command,
-      context,
-    );
+  execute({ command, context }: ExecuteSchemaCommand) {
+    return handleTenantCommand(this.store, this.tenants, command, context, (client) => readCatalog(client), decideSchema);
   }
 }

@@ -10,7 +10,6 @@ import {
   AddForeignKeyBody,
   CreateTableBody,
   ColumnBody,
-  IdParam,
   UpdateColumnBody,
   notFound,
   toColumnSpec,
@@ -36,13 +35,13 @@ export class TablesController {
 
   @Get()
   async list(@Req() request: FastifyRequest, @Param('id') id: string) {
-    const projectId = await this.authorise(request, id);
+    const projectId = await this.callers.activeProjectId(request, id);
     return this.catalog(projectId);
   }
 
   @Post()
   async create(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Body() body: unknown) {
-    const projectId = await this.authorise(request, id);
+    const projectId = await this.callers.activeProjectId(request, id);
     const input = validate(CreateTableBody, body);
     const columns = input.columns.map(toColumnSpec);
     return this.send(request, reply, 201, { type: 'CreateTable', data: { projectId, name: input.name, columns, access: input.access ?? 'public-read' } }, () =>
@@ -52,19 +51,19 @@ export class TablesController {
 
   @Delete(':name')
   async drop(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Param('name') name: string) {
-    const projectId = await this.authorise(request, id);
+    const projectId = await this.callers.activeProjectId(request, id);
     return this.send(request, reply, 200, { type: 'DropTable', data: { projectId, name } }, async () => ({ name, dropped: true }));
   }
 
   @Get(':name/columns')
   async columns(@Req() request: FastifyRequest, @Param('id') id: string, @Param('name') name: string) {
-    const projectId = await this.authorise(request, id);
+    const projectId = await this.callers.activeProjectId(request, id);
     return (await this.table(projectId, name)).columns;
   }
 
   @Post(':name/columns')
   async addColumn(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Param('name') name: string, @Body() body: unknown) {
-    const projectId = await this.authorise(request, id);
+    const projectId = await this.callers.activeProjectId(request, id);
     const column = toColumnSpec(validate(ColumnBody, body));
     return this.send(request, reply, 201, { type: 'AddColumn', data: { projectId, table: name, column } }, () => this.column(projectId, name, column.name));
   }
@@ -78,7 +77,7 @@ export class TablesController {
     @Param('col') col: string,
     @Body() body: unknown,
   ) {
-    const projectId = await this.authorise(request, id);
+    const projectId = await this.callers.activeProjectId(request, id);
     const input = validate(UpdateColumnBody, body);
     const change: ColumnChange = {};
     if (input.name !== undefined) change.name = input.name;
@@ -93,19 +92,19 @@ export class TablesController {
 
   @Delete(':name/columns/:col')
   async dropColumn(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Param('name') name: string, @Param('col') col: string) {
-    const projectId = await this.authorise(request, id);
+    const projectId = await this.callers.activeProjectId(request, id);
     return this.send(request, reply, 200, { type: 'DropColumn', data: { projectId, table: name, column: col } }, async () => ({ name: col, dropped: true }));
   }
 
   @Get(':name/foreign-keys')
   async foreignKeys(@Req() request: FastifyRequest, @Param('id') id: string, @Param('name') name: string) {
-    const projectId = await this.authorise(request, id);
+    const projectId = await this.callers.activeProjectId(request, id);
     return (await this.table(projectId, name)).foreignKeys;
   }
 
   @Post(':name/foreign-keys')
   async addForeignKey(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Param('name') name: string, @Body() body: unknown) {
-    const projectId = await this.authorise(request, id);
+    const projectId = await this.callers.activeProjectId(request, id);
     const input = validate(AddForeignKeyBody, body);
     const command: SchemaCommand = { type: 'AddForeignKey', data: { projectId, table: name, foreignKey: input } };
     return this.send(request, reply, 201, command, async () => {
@@ -118,14 +117,8 @@ export class TablesController {
 
   @Delete(':name/foreign-keys/:fk')
   async dropForeignKey(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Param('name') name: string, @Param('fk') fk: string) {
-    const projectId = await this.authorise(request, id);
+    const projectId = await this.callers.activeProjectId(request, id);
     return this.send(request, reply, 200, { type: 'DropForeignKey', data: { projectId, table: name, name: fk } }, async () => ({ name: fk, dropped: true }));
-  }
-
-  private async authorise(request: FastifyRequest, rawId: string): Promise<string> {
-    const { id } = validate(IdParam, { id: rawId }, 'path');
-    await this.callers.forActiveProject(request, id);
-    return id;
   }
 
   private async send<T>(request: FastifyRequest, reply: FastifyReply, status: number, command: SchemaCommand, resource: () => Promise<T>) {
