@@ -19,17 +19,23 @@ export interface Config {
   smtpUrl: string | undefined;
   mailFrom: string;
   storageBackend: StorageBackend;
-  s3: {
-    endpoint: string | undefined;
-    region: string;
-    accessKeyId: string | undefined;
-    secretAccessKey: string | undefined;
-    forcePathStyle: boolean;
-    /** The one S3 bucket holding every project's objects (S3_BUCKET, default `baseplane`). */
-    bucket: string;
-  };
+  s3: S3Config;
   platformSecret: string | undefined;
   logLevel: LogLevel;
+}
+
+/** Where the S3 backend keeps objects and how it reaches the service (S3_*). */
+export interface S3Config {
+  /** e.g. `http://127.0.0.1:9000`; undefined means AWS itself. */
+  endpoint: string | undefined;
+  region: string;
+  /** Undefined uses the SDK's default credential chain (environment, profile, instance role). */
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
+  /** `http://host/bucket/key` rather than `http://bucket.host/key`; what most self-hosted servers want. */
+  forcePathStyle: boolean;
+  /** The one S3 bucket holding every project's objects (S3_BUCKET, default `baseplane`); created when missing. */
+  bucket: string;
 }
 
 export class ConfigError extends Error {

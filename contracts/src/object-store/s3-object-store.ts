@@ -28,22 +28,12 @@ import {
   rangeNotSatisfiable,
   resolveRange,
 } from './object-keys';
+import type { S3Config } from '../config';
 import type { ByteRange, ListOptions, ListPage, ObjectInfo, ObjectRead, ObjectStore, PutOptions, PutResult } from './object-store';
 import { UploadMeter } from './upload-meter';
 
-/** Where the S3 store keeps objects and how it reaches the service. */
-export interface S3ObjectStoreOptions {
-  /** e.g. `http://127.0.0.1:9000`; undefined means AWS itself. */
-  endpoint: string | undefined;
-  region: string;
-  /** Undefined uses the SDK's default credential chain (environment, profile, instance role). */
-  accessKeyId: string | undefined;
-  secretAccessKey: string | undefined;
-  /** `http://host/bucket/key` rather than `http://bucket.host/key`; what most self-hosted servers want. */
-  forcePathStyle: boolean;
-  /** The one S3 bucket holding every project's objects; created when missing. */
-  bucket: string;
-}
+/** Where the S3 store keeps objects and how it reaches the service: the S3_* configuration. */
+export type S3ObjectStoreOptions = S3Config;
 
 /**
  * Parts of 5 MiB (S3's minimum), one sending while the next fills: an upload holds
