@@ -4,14 +4,22 @@
  */
 
 export type ErrorCode =
+  // 400
   | 'invalid_request' | 'invalid_json' | 'invalid_credentials' | 'weak_password' | 'invalid_email'
+  | 'invalid_filter' | 'unknown_column' | 'unknown_relation' | 'filter_required' | 'invalid_schema' | 'redirect_to_not_allowed'
+  // 401
   | 'missing_api_key' | 'invalid_api_key' | 'invalid_token' | 'token_expired' | 'refresh_token_invalid'
   | 'refresh_token_reused' | 'no_session'
-  | 'forbidden' | 'service_key_required'
-  | 'not_found'
-  | 'user_already_exists' | 'already_exists' | 'version_conflict'
-  | 'payload_too_large' | 'apply_failed' | 'rate_limited'
-  | 'project_unavailable' | 'service_unavailable' | 'internal_error';
+  // 403
+  | 'forbidden' | 'service_key_required' | 'email_not_verified' | 'reauthentication_required' | 'signups_disabled'
+  // 404, 405, 406 (and 300 for an ambiguous embedding)
+  | 'not_found' | 'method_not_allowed' | 'not_acceptable' | 'not_single_object' | 'ambiguous_relation'
+  // 409
+  | 'user_already_exists' | 'already_exists' | 'version_conflict' | 'bucket_not_empty'
+  // 413, 415, 416, 422, 429
+  | 'payload_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'otp_invalid' | 'otp_expired' | 'apply_failed' | 'rate_limited'
+  // 5xx
+  | 'project_unavailable' | 'service_unavailable' | 'email_unavailable' | 'internal_error';
 
 /** The flat body of every error answer. */
 export interface ErrorBody {
