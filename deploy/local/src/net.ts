@@ -22,6 +22,34 @@ export function findFreePort(): Promise<number> {
   });
 }
 
+/** A free port held open (listening) until released, so the kernel hands it to no one else meanwhile. */
+export interface PortReservation {
+  port: number;
+  /** Stops holding the port; its owner should bind it right after. */
+  release(): Promise<void>;
+}
+
+/**
+ * Reserves a free TCP port on 127.0.0.1 by listening on it. For ports chosen
+ * long before their process binds them: servers started in between (the
+ * Temporal dev server picks free ports for its internal services) cannot be
+ * given the same one.
+ */
+export function reservePort(): Promise<PortReservation> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      if (port === 0) return reject(new Error('no free port'));
+      let released: Promise<void> | undefined;
+      resolve({ port, release: () => (released ??= new Promise<void>((done) => server.close(() => done()))) });
+    });
+  });
+}
+
 /** Resolves true when `host:port` accepts a TCP connection within `timeoutMs`. */
 export function canConnect(host: string, port: number, timeoutMs: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -10,7 +10,7 @@ import { ConfigError, loadConfig } from '@baseplane/contracts';
 import { startDevInbox, type DevInbox } from './dev-inbox';
 import { startGateway, type Gateway } from './gateway';
 import { createHealthCheck, nothingReady, type HealthCheck } from './health';
-import { findFreePort, waitUntil, answers200 } from './net';
+import { reservePort, waitUntil, answers200, type PortReservation } from './net';
 import { stopLeftovers } from './orphans';
 import { PLATFORM_DATABASE, startEmbeddedPostgres, type EmbeddedCluster } from './postgres';
 import { resolveS3ServerBin, startS3Server, type S3Coordinates, type S3Server } from './s3-server';
@@ -78,6 +78,8 @@ const SERVICE_READY_TIMEOUT_MS = 60_000;
 
 /** What has been started so far, so that a failed start can undo exactly that. */
 interface Started {
+  /** Ports held for the services until they start. */
+  reservedPorts?: PortReservation[];
   gateway?: Gateway;
   services: SupervisedService[];
   health?: HealthCheck;
@@ -114,11 +116,19 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     await stopLeftovers(dataDir, log);
     const platformSecret =
       config.platformSecret ?? (await readOrCreateSecretFile(path.join(dataDir, 'platform-secret'), 48));
+    // Held until the services start: PostgreSQL, Temporal and the S3 server start first and must not be given these.
+    const reserved: PortReservation[] = [];
+    const reserve = async () => {
+      const reservation = await reservePort();
+      reserved.push(reservation);
+      return reservation.port;
+    };
+    started.reservedPorts = reserved;
     const dataPlanes: number[] = [];
-    for (let i = dataPlaneReplicas(env); i > 0; i--) dataPlanes.push(await findFreePort());
+    for (let i = dataPlaneReplicas(env); i > 0; i--) dataPlanes.push(await reserve());
     const servicePorts = {
-      controlPlane: await findFreePort(),
-      worker: await findFreePort(),
+      controlPlane: await reserve(),
+      worker: await reserve(),
       dataPlane: dataPlanes[0]!,
       dataPlanes,
     };
@@ -216,6 +226,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const launch = (name: ServiceName, servicePort: number, label?: string) =>
       launchService({ name, label, port: servicePort, env: serviceEnv, options, started, log });
     // The control plane runs the platform migrations at start; the others rely on them.
+    await Promise.all(reserved.map((reservation) => reservation.release()));
     await launch('control-plane', servicePorts.controlPlane);
     const others = await Promise.allSettled([
       launch('worker', servicePorts.worker),
@@ -302,6 +313,7 @@ function stopNow(started: Started): void {
 /** Stops whatever `started` holds, gateway first and PostgreSQL last, then closes the log files. */
 async function stopAll(started: Started, log: StackLog): Promise<void> {
   started.postgres?.expectExit();
+  await Promise.all((started.reservedPorts ?? []).map((reservation) => reservation.release()));
   const attempt = async (part: string, stop: (() => Promise<void>) | undefined) => {
     try {
       await stop?.();
