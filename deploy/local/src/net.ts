@@ -9,17 +9,10 @@ import net from 'node:net';
  * returning, so another process could take it first; acceptable on a dev box,
  * and it lets each child be told its port on the command line.
  */
-export function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => (port > 0 ? resolve(port) : reject(new Error('no free port'))));
-    });
-  });
+export async function findFreePort(): Promise<number> {
+  const reservation = await reservePort();
+  await reservation.release();
+  return reservation.port;
 }
 
 /** A free port held open (listening) until released, so the kernel hands it to no one else meanwhile. */
