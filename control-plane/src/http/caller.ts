@@ -21,7 +21,19 @@ export function apiKeyOf(request: FastifyRequest): string | undefined {
 export class CallerResolver {
   constructor(private readonly db: Pool, private readonly tokens: PlatformTokenService) {}
 
-  async resolve(request: FastifyRequest): Promise<Caller> {
+  /** Who a request is, worked out once per request however many checks ask. */
+  private readonly resolved = new WeakMap<FastifyRequest, Promise<Caller>>();
+
+  resolve(request: FastifyRequest): Promise<Caller> {
+    let caller = this.resolved.get(request);
+    if (!caller) {
+      caller = this.identify(request);
+      this.resolved.set(request, caller);
+    }
+    return caller;
+  }
+
+  private async identify(request: FastifyRequest): Promise<Caller> {
     const authorization = request.headers.authorization;
     if (authorization) {
       const match = /^Bearer\s+(\S+)$/i.exec(authorization);
