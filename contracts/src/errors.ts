@@ -6,12 +6,12 @@
 export type ErrorCode =
   // 400
   | 'invalid_request' | 'invalid_json' | 'invalid_credentials' | 'weak_password' | 'invalid_email'
-  | 'invalid_filter' | 'unknown_column' | 'unknown_relation' | 'filter_required' | 'invalid_schema' | 'redirect_to_not_allowed'
+  | 'invalid_filter' | 'unknown_column' | 'unknown_relation' | 'filter_required' | 'invalid_schema' | 'redirect_to_not_allowed' | 'url_expired' | 'mime_type_not_allowed'
   // 401
   | 'missing_api_key' | 'invalid_api_key' | 'invalid_token' | 'token_expired' | 'refresh_token_invalid'
   | 'refresh_token_reused' | 'no_session'
   // 403
-  | 'forbidden' | 'service_key_required' | 'email_not_verified' | 'reauthentication_required' | 'signups_disabled'
+  | 'forbidden' | 'service_key_required' | 'email_not_verified' | 'reauthentication_required' | 'signups_disabled' | 'invalid_signature'
   // 404, 405, 406 (and 300 for an ambiguous embedding)
   | 'not_found' | 'method_not_allowed' | 'not_acceptable' | 'not_single_object' | 'ambiguous_relation'
   // 409

@@ -6,6 +6,7 @@ export * from './config';
 export * from './errors';
 export * from './events';
 export * from './keys';
+export * from './platform-token';
 export * from './schema';
 export * from './secrets';
 export * from './transaction';

@@ -81,3 +81,68 @@ export function toBucketSpec(body: CreateBucketBody): BucketSpec {
     allowedMimeTypes: types === null ? null : [...new Set(types.map(checkMimePattern))],
   };
 }
+
+/** An object as the API answers it; `owner` is the end user who uploaded it, null for operators and the service key. */
+export interface StorageObject {
+  path: string;
+  size: number;
+  contentType: string;
+  etag: string;
+  updatedAt: string;
+  owner: string | null;
+}
+
+/** A listing: the objects directly under the prefix, and the folders (`photos/2024/`) below it. */
+export interface ObjectListing {
+  objects: StorageObject[];
+  prefixes: string[];
+}
+
+const ObjectPath = Type.String({ minLength: 1, maxLength: 1024 });
+const QueryBoolean = Type.Union([Type.Literal('true'), Type.Literal('false')]);
+const QueryInteger = Type.String({ pattern: '^[0-9]{1,10}$' });
+
+/** Page size of an object listing when none is asked, and the most one page may hold. */
+export const DEFAULT_OBJECT_PAGE = 100;
+export const MAX_OBJECT_PAGE = 1000;
+/** Paths one delete may name. */
+export const MAX_DELETE_PATHS = 1000;
+/** Signed URLs live 1 s to 7 days (S3's presigned-URL ceiling); 1 h when not asked. */
+export const DEFAULT_SIGNED_URL_SECONDS = 3600;
+export const MAX_SIGNED_URL_SECONDS = 7 * 24 * 3600;
+
+export const ObjectPathQuery = Type.Object({ path: ObjectPath });
+export const UploadObjectQuery = Type.Object({ path: ObjectPath, upsert: Type.Optional(QueryBoolean) });
+export type UploadObjectQuery = Static<typeof UploadObjectQuery>;
+export const ListObjectsQuery = Type.Object({
+  prefix: Type.Optional(Type.String({ maxLength: 1024 })),
+  limit: Type.Optional(QueryInteger),
+  offset: Type.Optional(QueryInteger),
+});
+export type ListObjectsQuery = Static<typeof ListObjectsQuery>;
+export const SignedUrlQuery = Type.Object({ path: ObjectPath, expiresIn: Type.Optional(QueryInteger) });
+export type SignedUrlQuery = Static<typeof SignedUrlQuery>;
+export const DeleteObjectsBody = Type.Object(
+  { paths: Type.Array(ObjectPath, { minItems: 1, maxItems: MAX_DELETE_PATHS }) },
+  { additionalProperties: false },
+);
+export type DeleteObjectsBody = Static<typeof DeleteObjectsBody>;
+
+/** A whole number of a query string within [min, max], else 400 naming it. */
+export function queryInteger(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (value < min || value > max) throw new ApiError(400, 'invalid_request', `${name} must be from ${min} to ${max}`);
+  return value;
+}
+
+/**
+ * True when `contentType` (parameters ignored, case-insensitive) matches one of
+ * a bucket's patterns (`image/png`, `image/*`); a bucket without patterns takes any.
+ */
+export function mimeTypeAllowed(allowed: readonly string[] | null, contentType: string): boolean {
+  if (allowed === null) return true;
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  const major = type.split('/')[0];
+  return allowed.some((pattern) => pattern === type || (pattern.endsWith('/*') && pattern.slice(0, -2) === major));
+}

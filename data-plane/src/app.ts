@@ -1,6 +1,6 @@
 /**
  * The data plane's HTTP application: the same routes under `/rest/v1` and
- * its alias `/api/rest/v1`, errors in the API.md shape.
+ * its alias `/api/rest/v1`, storage objects, errors in the API.md shape.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -19,12 +19,17 @@ import type { AccessTokens } from './auth/access-tokens';
 import type { OwnerPools } from './tenants/owner-pools';
 import type { DataApi } from './rest/data-api';
 import { bindDataApi } from './rest/routes';
+import type { Storage } from './storage/storage';
+import { bindObjectRoutes } from './storage/object-routes';
+import { bindPublicObjectRoutes } from './storage/public-routes';
 
 export interface DataPlaneDependencies {
   directory: ProjectDirectory;
   tenants: OwnerPools;
   /** The data API (`/:table`, `/rpc/:fn`); absent, only the root and auth are served. */
   dataApi?: DataApi;
+  /** Storage objects (`/api/projects/:id/storage/buckets/:name/objects…`, `/storage/v1/object/…`); absent, not served. */
+  storage?: Storage;
   tokens: AccessTokens;
   codes: CodeBook;
   mailers: ProjectMailers;
@@ -55,6 +60,11 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
       },
       { prefix },
     );
+  }
+
+  if (deps.storage) {
+    bindObjectRoutes(app, deps.storage);
+    bindPublicObjectRoutes(app, deps.directory, deps.storage);
   }
 
   app.setNotFoundHandler((_request, reply) => {

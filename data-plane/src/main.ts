@@ -4,7 +4,8 @@
  */
 import pg from 'pg';
 import pino from 'pino';
-import { ApiError, ConfigError, SecretBox, loadServiceConfig } from '@baseplane/contracts';
+import { ApiError, ConfigError, SecretBox, loadServiceConfig, platformTokenKey } from '@baseplane/contracts';
+import { createObjectStore } from '@baseplane/contracts/object-store';
 import { ProjectDirectory } from './directory/project-directory';
 import { buildDataPlane } from './app';
 import { AccessTokens } from './auth/access-tokens';
@@ -13,6 +14,9 @@ import { CodeBook } from './auth/codes';
 import { createMailer, type Mailer } from './mail/mailer';
 import { ProjectMailers } from './mail/project-mailers';
 import { createDataApi, dataApiPoolSize } from './rest/data-api';
+import { ObjectUrls } from './storage/object-urls';
+import { StorageCallers } from './storage/storage-caller';
+import { StorageDb } from './storage/storage-db';
 
 async function main(): Promise<void> {
   const config = loadServiceConfig(process.env, 'DATA_PLANE_PORT');
@@ -29,7 +33,18 @@ async function main(): Promise<void> {
     : { send: () => Promise.reject(new ApiError(503, 'email_unavailable', 'no mail server is configured (SMTP_URL)')) };
   const dataApi = createDataApi({ directory, tokens, tenantDatabaseUrl: config.tenantDatabaseUrl, platformSecret: config.platformSecret, maxConnections: dataApiPoolSize(process.env) });
   const mailers = new ProjectMailers(mailer, new SecretBox(config.platformSecret));
-  const app = buildDataPlane({ directory, tenants, tokens, codes, mailers, publicUrl: config.publicUrl, log, dataApi });
+  const store = await createObjectStore(config);
+  const storageDb = new StorageDb(config.tenantDatabaseUrl, config.platformSecret, tenants);
+  const dropStoragePool = directory.onEvent((event) => {
+    if (event.type === 'ProjectDeleted') void storageDb.drop(event.data.projectId);
+  });
+  const storage = {
+    store,
+    db: storageDb,
+    callers: new StorageCallers(directory, tokens, platformDb, platformTokenKey(config.platformSecret)),
+    urls: new ObjectUrls(config.platformSecret, config.publicUrl),
+  };
+  const app = buildDataPlane({ directory, tenants, tokens, codes, mailers, publicUrl: config.publicUrl, log, dataApi, storage });
   await app.listen({ port: config.listenPort, host: '127.0.0.1' });
   log.info({ port: config.listenPort }, 'data plane listening');
   const shutdown = async () => {
@@ -37,6 +52,9 @@ async function main(): Promise<void> {
     await directory.stop();
     await tenants.closeAll();
     await dataApi.close();
+    dropStoragePool();
+    await storageDb.closeAll();
+    await store.close();
     await platformDb.end();
     process.exit(0);
   };

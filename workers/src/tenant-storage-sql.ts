@@ -39,6 +39,13 @@ export function storageSchemaSql(ownerRole: string): string[] {
        unique (bucket, path)
      )`,
     'create index if not exists objects_owner on storage.objects (owner)',
+    // Supabase's helpers for policies: storage.foldername('<uid>/photos/me.png') is {<uid>,photos}.
+    `create or replace function storage.foldername(path text) returns text[] language sql immutable strict
+       as $$ select (string_to_array(path, '/'))[1:greatest(cardinality(string_to_array(path, '/')) - 1, 0)] $$`,
+    `create or replace function storage.filename(path text) returns text language sql immutable strict
+       as $$ select (string_to_array(path, '/'))[cardinality(string_to_array(path, '/'))] $$`,
+    `create or replace function storage.extension(path text) returns text language sql immutable strict
+       as $$ select case when storage.filename(path) like '%.%' then lower(regexp_replace(storage.filename(path), '^.*\\.', '')) else '' end $$`,
     `alter table storage.buckets owner to ${owner}`,
     `alter table storage.objects owner to ${owner}`,
     'alter table storage.buckets enable row level security',

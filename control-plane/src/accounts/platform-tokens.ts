@@ -3,14 +3,12 @@
  * refresh token stored hashed and rotated on use.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import type { Pool } from 'pg';
-import { ApiError } from '@baseplane/contracts';
+import { ApiError, signPlatformToken, verifyPlatformToken, type PlatformIdentity } from '@baseplane/contracts';
 import type { PlatformSecrets } from './secrets';
 
 export const PLATFORM_TOKEN_TTL_SECONDS = 3600;
 const REFRESH_TTL_SECONDS = 30 * 24 * 3600;
-const ISSUER = 'baseplane-platform';
 
 export interface PlatformTokens {
   accessToken: string;
@@ -24,14 +22,7 @@ export class PlatformTokenService {
   constructor(private readonly db: Pool, private readonly secrets: PlatformSecrets) {}
 
   async issue(accountId: string, email: string): Promise<PlatformTokens> {
-    const accessToken = await new SignJWT({ email, typ: 'platform' })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject(accountId)
-      .setIssuer(ISSUER)
-      .setAudience(ISSUER)
-      .setIssuedAt()
-      .setExpirationTime(`${PLATFORM_TOKEN_TTL_SECONDS}s`)
-      .sign(this.secrets.jwtKey);
+    const accessToken = await signPlatformToken(this.secrets.jwtKey, { accountId, email }, PLATFORM_TOKEN_TTL_SECONDS);
     const refreshToken = randomBytes(32).toString('base64url');
     await this.db.query(
       `insert into platform_refresh_tokens (token_hash, account_id, expires_at) values ($1, $2, now() + make_interval(secs => $3))`,
@@ -41,16 +32,8 @@ export class PlatformTokenService {
   }
 
   /** Verifies a platform JWT and returns the account id. */
-  async verify(token: string): Promise<{ accountId: string; email: string }> {
-    try {
-      const { payload } = await jwtVerify(token, this.secrets.jwtKey, { issuer: ISSUER, audience: ISSUER, algorithms: ['HS256'] });
-      if (payload.typ !== 'platform' || typeof payload.sub !== 'string') throw new ApiError(401, 'invalid_token', 'not a platform token');
-      return { accountId: payload.sub, email: String(payload.email ?? '') };
-    } catch (error) {
-      if (error instanceof ApiError) throw error;
-      if (error instanceof joseErrors.JWTExpired) throw new ApiError(401, 'token_expired', 'platform token expired');
-      throw new ApiError(401, 'invalid_token', 'invalid platform token');
-    }
+  verify(token: string): Promise<PlatformIdentity> {
+    return verifyPlatformToken(this.secrets.jwtKey, token);
   }
 
   /** Exchanges a refresh token for new tokens; the old one is spent. */

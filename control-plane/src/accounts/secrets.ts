@@ -2,16 +2,16 @@
  * Secrets derived from PLATFORM_SECRET on the control plane's side: the
  * platform JWT key, sealing of stored secrets, and minting of new keys.
  */
-import { hkdfSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
-import { KEY_PREFIX, SecretBox, hashApiKey, type KeyKind, type SigningKey, type StoredKey } from '@baseplane/contracts';
+import { KEY_PREFIX, SecretBox, platformTokenKey, hashApiKey, type KeyKind, type SigningKey, type StoredKey } from '@baseplane/contracts';
 
 export class PlatformSecrets {
   readonly jwtKey: Uint8Array;
   private readonly box: SecretBox;
 
   constructor(platformSecret: string) {
-    this.jwtKey = new Uint8Array(hkdfSync('sha256', platformSecret, 'baseplane', 'platform-jwt', 32));
+    this.jwtKey = platformTokenKey(platformSecret);
     this.box = new SecretBox(platformSecret);
   }
 

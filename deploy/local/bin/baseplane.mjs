@@ -162,8 +162,8 @@ async function vitestPass(vitestArgs, env) {
   return counts;
 }
 
-/** Test files whose stack's services must also run on the S3 backend (the fs one is the default pass). */
-const S3_PASS_FILTER = 'storage-bucket';
+/** Test files whose stack's services must also run on the S3 backend (the fs one is the default pass): buckets and objects. */
+const S3_PASS_FILTER = 'storage-';
 
 /**
  * `test`: typecheck, then vitest; a full run (no filter) then runs the bucket

@@ -25,19 +25,19 @@ function withoutHopByHop(headers: IncomingHttpHeaders): IncomingHttpHeaders {
 
 /** A round-robin proxy to the data-plane replicas. */
 export interface DataPlaneProxy {
-  /** True when `url` belongs to the data plane (one of its prefixes, at a path boundary). */
+  /** True when `url` belongs to the data plane: one of its prefixes (at a path boundary) or of its paths inside `/api`. */
   serves(url: string): boolean;
   /** Pipes the request to the next replica and its answer back. */
   forward(request: IncomingMessage, response: ServerResponse): void;
   close(): void;
 }
 
-/** A proxy over `upstreams` (`http://host:port`) for the paths under `prefixes`. */
-export function createDataPlaneProxy(upstreams: string[], prefixes: readonly string[]): DataPlaneProxy {
+/** A proxy over `upstreams` (`http://host:port`) for the paths under `prefixes` and those `paths` match. */
+export function createDataPlaneProxy(upstreams: string[], prefixes: readonly string[], paths: readonly RegExp[] = []): DataPlaneProxy {
   const targets = upstreams.map((u) => new URL(u));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 512, maxFreeSockets: 256 });
   let turn = 0;
-  const serves = (url: string) => prefixes.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`));
+  const serves = (url: string) => prefixes.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`)) || paths.some((path) => path.test(url));
 
   const forward = (request: IncomingMessage, response: ServerResponse) => {
     const target = targets[turn++ % targets.length]!;

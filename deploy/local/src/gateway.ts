@@ -13,6 +13,11 @@ import type { HealthReport } from './health';
 
 /** Prefixes served by the data plane; paths go upstream unchanged. */
 export const DATA_PLANE_PREFIXES = ['/rest/v1', '/api/rest/v1', '/storage/v1', '/auth'] as const;
+/**
+ * Paths inside `/api` the data plane serves: storage objects are data under the
+ * app's RLS policies, so they go where end-user tokens are understood.
+ */
+export const DATA_PLANE_API_PATHS = [/^\/api\/projects\/[^/?#]+\/storage\/buckets\/[^/?#]+\/objects(?:[/?]|$)/] as const;
 /** Prefix served by the control plane (the router prefers the longer `/api/rest/v1` above). */
 export const CONTROL_PLANE_PREFIX = '/api';
 
@@ -42,7 +47,7 @@ function errorBody(code: string, message: string) {
 /** Starts the gateway and resolves once it listens. */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // Data-plane paths are piped before Fastify routes anything (data-plane-proxy.ts): it is the hot path.
-  const dataPlane = createDataPlaneProxy([options.dataPlaneUrl].flat(), DATA_PLANE_PREFIXES);
+  const dataPlane = createDataPlaneProxy([options.dataPlaneUrl].flat(), DATA_PLANE_PREFIXES, DATA_PLANE_API_PATHS);
   const app = Fastify({
     logger: false,
     serverFactory: (handler) =>

@@ -1,0 +1,214 @@
+/**
+ * The storage object endpoints of API.md → Storage, under
+ * `/api/projects/:projectId/storage/buckets/:bucket/objects` (the gateway
+ * sends them here, not to the control plane: objects are data, read and
+ * written under the app's RLS policies on `storage.objects`).
+ *
+ * Metadata and bytes move together. An upload first writes its row (so RLS
+ * decides before a byte is stored, and the row's lock makes writers of one path
+ * take turns), then streams the bytes to the store, then records their size and
+ * etag and commits; a failure anywhere rolls the row back and the store keeps
+ * nothing of a failed upload. A delete removes rows and bytes in one transaction.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import type pg from 'pg';
+import {
+  ApiError, BucketNameParam, DEFAULT_OBJECT_PAGE, DEFAULT_SIGNED_URL_SECONDS, DeleteObjectsBody, ListObjectsQuery, MAX_OBJECT_PAGE,
+  MAX_SIGNED_URL_SECONDS, ObjectPathQuery, SignedUrlQuery, UploadObjectQuery, invalidRequest, mimeTypeAllowed, queryInteger, validate,
+  type ObjectListing, type StorageObject,
+} from '@baseplane/contracts';
+import { assertContentType, assertListPrefix, assertObjectKey, objectKey, objectNotFound } from '@baseplane/contracts/object-store';
+import { bindCors } from '../http/cors';
+import type { Caller } from '../rest/execute';
+import type { StorageAccess } from './storage-caller';
+import type { Storage } from './storage';
+import { sendObject } from './send-object';
+
+interface ObjectRow {
+  path: string;
+  size: string;
+  content_type: string | null;
+  etag: string | null;
+  updated_at: Date;
+  owner: string | null;
+}
+
+const OBJECT_COLUMNS = 'path, size, content_type, etag, updated_at, owner';
+
+function toObject(row: ObjectRow): StorageObject {
+  return { path: row.path, size: Number(row.size), contentType: row.content_type ?? 'application/octet-stream', etag: row.etag ?? '', updatedAt: row.updated_at.toISOString(), owner: row.owner };
+}
+
+/** The end user an upload belongs to: the token's subject, none for operators and keys. */
+function ownerOf(caller: Caller): string | null {
+  return caller.role === 'authenticated' && typeof caller.claims?.sub === 'string' ? caller.claims.sub : null;
+}
+
+/** `{projectId, bucket}` of the path, the bucket name's length checked. */
+function routeParams(request: FastifyRequest): { projectId: string; bucket: string } {
+  const params = request.params as { projectId: string; bucket: string };
+  const { name } = validate(BucketNameParam, { name: params.bucket }, 'path');
+  return { projectId: params.projectId, bucket: name };
+}
+
+/** The store key of an object, its path checked to be one every backend can hold. */
+function keyOf(projectId: string, bucket: string, path: string): string {
+  const key = objectKey(projectId, bucket, path);
+  assertObjectKey(key);
+  return key;
+}
+
+export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
+  void app.register(
+    async (scope) => {
+      bindCors(scope);
+      // Files stream straight to the store; the bucket's limit is enforced there (413), not by buffering here.
+      await scope.register(multipart, { limits: { files: 1, fileSize: Number.MAX_SAFE_INTEGER, fields: 10, parts: 20 } });
+
+      const access = (request: FastifyRequest): Promise<StorageAccess & { bucket: string }> => {
+        const { projectId, bucket } = routeParams(request);
+        return storage.callers.resolve(request, projectId).then((resolved) => ({ ...resolved, bucket }));
+      };
+
+      scope.post('/', async (request, reply) => {
+        const { project, caller, bucket: bucketName } = await access(request);
+        const query = validate(UploadObjectQuery, request.query, 'query');
+        const projectId = project.projectId;
+        const key = keyOf(projectId, bucketName, query.path);
+        const bucket = await storage.db.bucket(projectId, bucketName);
+        if (!request.isMultipart()) {
+          throw new ApiError(415, 'unsupported_media_type', 'upload the object as multipart/form-data', null, 'send the bytes in a form field named "file"');
+        }
+        const file = await request.file();
+        if (!file || file.fieldname !== 'file') throw invalidRequest('the multipart body must carry the object in a field named "file"');
+        const contentType = file.mimetype || 'application/octet-stream';
+        assertContentType(contentType);
+        if (!mimeTypeAllowed(bucket.allowedMimeTypes, contentType)) {
+          file.file.resume();
+          throw new ApiError(400, 'mime_type_not_allowed', `bucket "${bucketName}" does not accept ${contentType}`, { allowedMimeTypes: bucket.allowedMimeTypes });
+        }
+        const upsert = query.upsert === 'true';
+        let stored = false;
+        try {
+          const object = await storage.db.transaction(projectId, caller, async (client) => {
+            await claimPath(client, bucketName, query.path, contentType, ownerOf(caller), upsert);
+            const put = await storage.store.put(key, file.file, { contentType, maxBytes: bucket.fileSizeLimit ?? undefined });
+            stored = true;
+            // The row passed the caller's policies above; what the store measured is recorded with the platform's own rights.
+            await client.query("select set_config('role', 'service_role', true)");
+            const { rows } = await client.query<ObjectRow>(
+              `update storage.objects set size = $3, etag = $4, updated_at = now() where bucket = $1 and path = $2 returning ${OBJECT_COLUMNS}`,
+              [bucketName, query.path, put.size, put.etag],
+            );
+            return toObject(rows[0]!);
+          });
+          return reply.status(201).send(object);
+        } catch (error) {
+          // Bytes stored but the row not committed: a new object's bytes go (a replaced one's cannot come back).
+          if (stored && !upsert) await storage.store.deleteMany([key]).catch((cleanup) => request.log.error({ err: cleanup, key }, 'could not remove the bytes of a failed upload'));
+          file.file.resume();
+          throw error;
+        }
+      });
+
+      scope.get('/', async (request) => {
+        const { project, caller, bucket } = await access(request);
+        const query = validate(ListObjectsQuery, request.query, 'query');
+        const prefix = query.prefix ?? '';
+        assertListPrefix(prefix);
+        const limit = queryInteger(query.limit, 'limit', DEFAULT_OBJECT_PAGE, 1, MAX_OBJECT_PAGE);
+        const offset = queryInteger(query.offset, 'offset', 0, 0, 1_000_000);
+        await storage.db.bucket(project.projectId, bucket);
+        return storage.db.transaction(project.projectId, caller, (client) => listObjects(client, bucket, prefix, limit, offset));
+      });
+
+      scope.get('/download', async (request, reply) => {
+        const { project, caller, bucket } = await access(request);
+        const { path } = validate(ObjectPathQuery, request.query, 'query');
+        const key = keyOf(project.projectId, bucket, path);
+        await findVisible(storage, project.projectId, caller, bucket, path);
+        return sendObject(storage.store, key, request, reply, 'private, no-cache');
+      });
+
+      scope.get('/url', async (request) => {
+        const { project, caller, bucket } = await access(request);
+        const query = validate(SignedUrlQuery, request.query, 'query');
+        keyOf(project.projectId, bucket, query.path);
+        const expiresIn = queryInteger(query.expiresIn, 'expiresIn', DEFAULT_SIGNED_URL_SECONDS, 1, MAX_SIGNED_URL_SECONDS);
+        await findVisible(storage, project.projectId, caller, bucket, query.path);
+        return storage.urls.sign({ projectId: project.projectId, bucket, path: query.path }, expiresIn);
+      });
+
+      scope.delete('/', async (request) => {
+        const { project, caller, bucket } = await access(request);
+        const { paths } = validate(DeleteObjectsBody, request.body, 'body');
+        const keys = new Map(paths.map((path) => [path, keyOf(project.projectId, bucket, path)]));
+        await storage.db.bucket(project.projectId, bucket);
+        const deleted = await storage.db.transaction(project.projectId, caller, async (client) => {
+          const { rows } = await client.query<{ path: string }>(
+            'delete from storage.objects where bucket = $1 and path = any($2::text[]) returning path',
+            [bucket, [...keys.keys()]],
+          );
+          const gone = new Set(rows.map((row) => row.path));
+          await storage.store.deleteMany([...gone].map((path) => keys.get(path)!));
+          return paths.filter((path, i) => gone.has(path) && paths.indexOf(path) === i);
+        });
+        return { deleted };
+      });
+    },
+    { prefix: '/api/projects/:projectId/storage/buckets/:bucket/objects' },
+  );
+}
+
+/**
+ * Writes the object's row under the caller's policies before any byte moves:
+ * an insert (23505 ⇒ 409 when the path is taken), or with `upsert` an insert
+ * that takes over an existing row (needing the app's update policy too).
+ */
+async function claimPath(client: pg.PoolClient, bucket: string, path: string, contentType: string, owner: string | null, upsert: boolean): Promise<void> {
+  const conflict = upsert ? 'on conflict (bucket, path) do update set content_type = excluded.content_type, owner = excluded.owner, updated_at = now()' : '';
+  try {
+    await client.query(`insert into storage.objects (bucket, path, size, content_type, owner) values ($1, $2, 0, $3, $4) ${conflict}`, [bucket, path, contentType, owner]);
+  } catch (error) {
+    if ((error as { code?: string }).code === '23505') {
+      throw new ApiError(409, 'already_exists', `an object already exists at "${path}"`, null, 'pass upsert=true to replace it');
+    }
+    throw error;
+  }
+}
+
+/** The object's row as the caller may see it; 404 when it does not exist or the caller's policies hide it. */
+async function findVisible(storage: Storage, projectId: string, caller: Caller, bucket: string, path: string): Promise<StorageObject> {
+  const rows = await storage.db.transaction(projectId, caller, async (client) =>
+    (await client.query<ObjectRow>(`select ${OBJECT_COLUMNS} from storage.objects where bucket = $1 and path = $2`, [bucket, path])).rows,
+  );
+  if (!rows[0]) throw objectNotFound();
+  return toObject(rows[0]);
+}
+
+/**
+ * One page of the folder view under `prefix`, as S3 lists with a `/`
+ * delimiter: the objects directly under it and the folders below it, merged in
+ * byte order and paged together; only rows the caller's policies show count.
+ */
+async function listObjects(client: pg.PoolClient, bucket: string, prefix: string, limit: number, offset: number): Promise<ObjectListing> {
+  const { rows } = await client.query<ObjectRow & { folder: boolean }>(
+    `with matched as (
+       select ${OBJECT_COLUMNS}, strpos(substr(path, $3 + 1), '/') as slash
+       from storage.objects where bucket = $1 and left(path, $3) = $2
+     ), entries as (
+       select distinct left(path, $3 + slash) as path, null::bigint as size, null::text as content_type, null::text as etag,
+              null::timestamptz as updated_at, null::uuid as owner, true as folder
+       from matched where slash > 0
+       union all
+       select ${OBJECT_COLUMNS}, false from matched where slash = 0
+     )
+     select * from entries order by path collate "C" limit $4 offset $5`,
+    [bucket, prefix, [...prefix].length, limit, offset],
+  );
+  return {
+    objects: rows.filter((row) => !row.folder).map(toObject),
+    prefixes: rows.filter((row) => row.folder).map((row) => row.path),
+  };
+}

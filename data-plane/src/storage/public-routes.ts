@@ -1,0 +1,52 @@
+/**
+ * Objects read without a key (API.md → Storage): `/storage/v1/object/public/…`
+ * for public buckets, `/storage/v1/object/sign/…?token=` for a signed URL.
+ * A private bucket's object is not served at the public URL, and is told apart
+ * from a missing one by nothing.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError, IdParam, validate } from '@baseplane/contracts';
+import { objectKey } from '@baseplane/contracts/object-store';
+import type { ProjectDirectory } from '../directory/project-directory';
+import { bindCors } from '../http/cors';
+import type { ObjectAddress } from './object-urls';
+import type { Storage } from './storage';
+import { sendObject } from './send-object';
+
+/** The object a URL names, its project serving. */
+function addressOf(directory: ProjectDirectory, request: FastifyRequest): ObjectAddress & { key: string } {
+  const params = request.params as { projectId: string; bucket: string; '*': string };
+  const { id: projectId } = validate(IdParam, { id: params.projectId }, 'path');
+  const project = directory.project(projectId);
+  if (!project) throw new ApiError(404, 'not_found', 'object not found');
+  if (project.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${project.status}`);
+  const path = params['*'];
+  return { projectId, bucket: params.bucket, path, key: objectKey(projectId, params.bucket, path) };
+}
+
+export function bindPublicObjectRoutes(app: FastifyInstance, directory: ProjectDirectory, storage: Storage): void {
+  void app.register(
+    async (scope) => {
+      bindCors(scope);
+
+      scope.get('/public/:projectId/:bucket/*', async (request, reply) => {
+        const address = addressOf(directory, request);
+        const bucket = await storage.db.bucket(address.projectId, address.bucket).catch((error) => {
+          if (error instanceof ApiError && error.status === 404) return undefined;
+          throw error;
+        });
+        if (!bucket?.public) throw new ApiError(404, 'not_found', `no public bucket named "${address.bucket}"`, null, 'objects of private buckets are read through signed URLs');
+        return sendObject(storage.store, address.key, request, reply, 'public, max-age=60');
+      });
+
+      scope.get('/sign/:projectId/:bucket/*', async (request, reply) => {
+        const address = addressOf(directory, request);
+        const token = (request.query as { token?: unknown }).token;
+        if (typeof token !== 'string' || token === '') throw new ApiError(400, 'invalid_request', 'the signed URL has no token');
+        await storage.urls.verify(address, token);
+        return sendObject(storage.store, address.key, request, reply, 'private, max-age=60');
+      });
+    },
+    { prefix: '/storage/v1/object' },
+  );
+}

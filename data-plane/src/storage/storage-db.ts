@@ -1,0 +1,95 @@
+/**
+ * The storage API's side of a tenant database: per project a small pool of
+ * `authenticator` connections, each request's statements in one transaction
+ * as the caller's role with its claims (so the app's RLS policies on
+ * `storage.objects` decide), and bucket rules read as the owner (buckets are
+ * configuration, not data the caller must be allowed to see).
+ *
+ * A transaction may stay open while bytes stream to the object store: it holds
+ * the metadata row's lock, so two writers of one path take turns, and a failed
+ * upload rolls its row back.
+ */
+import pg from 'pg';
+import { ApiError, AUTHENTICATOR_PASSWORD_PURPOSE, deriveSecret, inTransaction, notFound, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
+import type { OwnerPools } from '../tenants/owner-pools';
+import type { Caller } from '../rest/execute';
+import { databaseError } from '../rest/db-errors';
+
+/** A bucket's rules, as the upload and the public URL need them. */
+export interface BucketRules {
+  name: string;
+  public: boolean;
+  fileSizeLimit: number | null;
+  allowedMimeTypes: string[] | null;
+}
+
+/** Connections per project and replica: uploads hold one for as long as their bytes flow. */
+const POOL_SIZE = 10;
+const SETUP = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)";
+const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
+
+export class StorageDb {
+  private readonly pools = new Map<string, pg.Pool>();
+  private readonly password: string;
+
+  constructor(private readonly tenantClusterUrl: string, platformSecret: string, private readonly owners: OwnerPools) {
+    this.password = deriveSecret(platformSecret, AUTHENTICATOR_PASSWORD_PURPOSE);
+  }
+
+  private pool(projectId: string): pg.Pool {
+    let pool = this.pools.get(projectId);
+    if (!pool) {
+      pool = new pg.Pool({
+        connectionString: tenantOwnerUrl(this.tenantClusterUrl, 'authenticator', this.password, tenantDatabaseName(projectId)),
+        max: POOL_SIZE,
+        idleTimeoutMillis: 30_000,
+        application_name: 'baseplane-storage',
+      });
+      pool.on('error', () => undefined);
+      this.pools.set(projectId, pool);
+    }
+    return pool;
+  }
+
+  /** The bucket's rules; 404 `not_found` when the project has no such bucket. */
+  async bucket(projectId: string, name: string): Promise<BucketRules> {
+    const { rows } = await this.owners.read(projectId, (pool) =>
+      pool.query<{ public: boolean; file_size_limit: string | null; allowed_mime_types: string[] | null }>(
+        'select public, file_size_limit, allowed_mime_types from storage.buckets where name = $1',
+        [name],
+      ),
+    );
+    const row = rows[0];
+    if (!row) throw notFound('bucket');
+    return { name, public: row.public, fileSizeLimit: row.file_size_limit === null ? null : Number(row.file_size_limit), allowedMimeTypes: row.allowed_mime_types };
+  }
+
+  /**
+   * Runs `work` in one transaction as `caller` (its role, its claims in
+   * `request.jwt.claims`); any error rolls back. Database errors come back as
+   * the data API maps them (a policy refusal is 401 for anon, 403 otherwise).
+   */
+  async transaction<T>(projectId: string, caller: Caller, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    try {
+      return await inTransaction(this.pool(projectId), async (client: pg.PoolClient) => {
+        await client.query(SETUP, [caller.role, caller.claims ? JSON.stringify(caller.claims) : '']);
+        return work(client);
+      }, unreachable);
+    } catch (error) {
+      throw databaseError(error, caller.role) ?? error;
+    }
+  }
+
+  /** Closes a project's pool (deleted project). */
+  async drop(projectId: string): Promise<void> {
+    const pool = this.pools.get(projectId);
+    this.pools.delete(projectId);
+    await pool?.end().catch(() => undefined);
+  }
+
+  async closeAll(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((pool) => pool.end().catch(() => undefined)));
+  }
+}

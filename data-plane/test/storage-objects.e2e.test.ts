@@ -1,0 +1,408 @@
+/**
+ * Storage objects end to end over HTTP through the gateway: upload, list,
+ * download with ranges, signed and public URLs, delete; the bucket's size
+ * limit and MIME allow-list; operators, the service key, and end users under
+ * RLS policies on storage.objects. Bytes are checked in the store the
+ * services write to (STORAGE_BACKEND: fs in the main pass, the embedded S3
+ * server in the second), rows in the tenant database.
+ */
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { objectKey, type ObjectStore } from '@baseplane/contracts/object-store';
+import { bearer, call, createProject, signUpOperator, type Operator } from '../../deploy/test/http';
+import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
+import { servicesBackend, servicesStore } from '../../control-plane/test/storage-fixtures';
+import { restProject, signUpUser, sql, type RestProject } from './rest-fixtures';
+
+let p: RestProject;
+let other: RestProject;
+let stranger: Operator;
+let tenant: TenantDatabase;
+let store: ObjectStore;
+let alice: { token: string; id: string };
+let bob: { token: string; id: string };
+
+const objects = (bucket: string, projectId = p.project.id) => `/api/projects/${projectId}/storage/buckets/${bucket}/objects`;
+const operator = () => bearer(p.operator.token);
+const asUser = (user: { token: string }) => ({ ...p.anon, ...bearer(user.token) });
+const md5 = (bytes: Buffer | string) => createHash('md5').update(bytes).digest('hex');
+
+interface Uploaded {
+  status: number;
+  body: any;
+}
+
+/** Uploads `bytes` as multipart field `file` (what API.md pins). */
+async function upload(bucket: string, path: string, bytes: Buffer | string, headers: Record<string, string>, options: { type?: string; upsert?: boolean; field?: string } = {}): Promise<Uploaded> {
+  const form = new FormData();
+  form.append(options.field ?? 'file', new Blob([bytes], { type: options.type ?? 'text/plain' }), path.split('/').pop());
+  const query = `?path=${encodeURIComponent(path)}${options.upsert ? '&upsert=true' : ''}`;
+  const response = await fetch(new URL(objects(bucket) + query, inject('baseUrl')), { method: 'POST', headers, body: form });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null };
+}
+
+/** GETs a URL of the gateway and answers the bytes. */
+async function fetchBytes(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
+  const response = await fetch(new URL(url, inject('baseUrl')), { headers });
+  return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) };
+}
+
+/** The path and query of a URL the service handed out (its host is PUBLIC_URL). */
+const local = (url: string) => {
+  const parsed = new URL(url);
+  return parsed.pathname + parsed.search;
+};
+
+async function rowOf(bucket: string, path: string) {
+  return (await tenant.client.query('select size, content_type, etag, owner from storage.objects where bucket = $1 and path = $2', [bucket, path])).rows[0];
+}
+
+async function createBucket(project: RestProject, body: Record<string, unknown>): Promise<void> {
+  const answer = await call('POST', `/api/projects/${project.project.id}/storage/buckets`, { headers: bearer(project.operator.token), body });
+  expect(answer.status, answer.text).toBe(201);
+}
+
+beforeAll(async () => {
+  [p, other, stranger] = await Promise.all([restProject('objects app'), restProject('other app'), signUpOperator('Stranger')]);
+  tenant = await connectTenant(p.project.id);
+  store = await servicesStore();
+  await createBucket(p, { name: 'docs' });
+  await createBucket(p, { name: 'pics', public: true, fileSizeLimit: 1024, allowedMimeTypes: ['image/*'] });
+  await createBucket(p, { name: 'avatars' });
+  await createBucket(other, { name: 'docs' });
+  // The policies an app writes: each user reads and writes only under avatars/<their id>/.
+  await sql(p, `
+    create policy avatars_insert on storage.objects for insert to authenticated
+      with check (bucket = 'avatars' and (storage.foldername(path))[1] = auth.uid()::text);
+    create policy avatars_select on storage.objects for select to authenticated
+      using (bucket = 'avatars' and (storage.foldername(path))[1] = auth.uid()::text);
+    create policy avatars_update on storage.objects for update to authenticated
+      using (bucket = 'avatars' and (storage.foldername(path))[1] = auth.uid()::text);
+    create policy avatars_delete on storage.objects for delete to authenticated
+      using (bucket = 'avatars' and (storage.foldername(path))[1] = auth.uid()::text);
+  `);
+  [alice, bob] = await Promise.all([signUpUser(p), signUpUser(p)]);
+});
+afterAll(async () => {
+  await tenant?.end();
+  await store?.close();
+});
+
+describe(`uploading (services on ${servicesBackend()})`, () => {
+  it('stores an operator upload: 201 with the object, its row and its bytes', async () => {
+    const answer = await upload('docs', 'reports/q1.txt', 'quarterly numbers', operator());
+    expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+    expect(answer.body).toEqual({ path: 'reports/q1.txt', size: 17, contentType: 'text/plain', etag: expect.any(String), updatedAt: expect.any(String), owner: null });
+    expect(await rowOf('docs', 'reports/q1.txt')).toMatchObject({ size: '17', content_type: 'text/plain', owner: null, etag: answer.body.etag });
+    const head = await store.head(objectKey(p.project.id, 'docs', 'reports/q1.txt'));
+    expect(head?.size).toBe(17);
+    if (servicesBackend() === 'fs') expect(answer.body.etag).toBe(md5('quarterly numbers'));
+  });
+
+  it('takes the service key', async () => {
+    const answer = await upload('docs', 'service.txt', 'from the server', p.service);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+  });
+
+  it('refuses an existing path with 409, and replaces it with upsert=true', async () => {
+    await upload('docs', 'notes.txt', 'first', operator());
+    const again = await upload('docs', 'notes.txt', 'second', operator());
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ code: 'already_exists', hint: expect.stringContaining('upsert') });
+    expect((await fetchBytes(`${objects('docs')}/download?path=notes.txt`, operator())).bytes.toString()).toBe('first');
+    const replaced = await upload('docs', 'notes.txt', 'second, longer', operator(), { upsert: true });
+    expect(replaced.status).toBe(201);
+    expect(replaced.body.size).toBe(14);
+    expect((await fetchBytes(`${objects('docs')}/download?path=notes.txt`, operator())).bytes.toString()).toBe('second, longer');
+  });
+
+  it('refuses an object over the bucket size limit with 413, leaving neither row nor bytes', async () => {
+    const answer = await upload('pics', 'big.png', Buffer.alloc(5000, 7), operator(), { type: 'image/png' });
+    expect(answer.status).toBe(413);
+    expect(answer.body.code).toBe('payload_too_large');
+    expect(await rowOf('pics', 'big.png')).toBeUndefined();
+    expect(await store.head(objectKey(p.project.id, 'pics', 'big.png'))).toBeUndefined();
+    // At the limit is fine.
+    expect((await upload('pics', 'exact.png', Buffer.alloc(1024, 1), operator(), { type: 'image/png' })).status).toBe(201);
+  });
+
+  it('refuses a content type outside the bucket allow-list with 400', async () => {
+    const answer = await upload('pics', 'note.txt', 'words', operator(), { type: 'text/plain' });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: 'mime_type_not_allowed', details: { allowedMimeTypes: ['image/*'] } });
+    expect(await rowOf('pics', 'note.txt')).toBeUndefined();
+  });
+
+  it('leaves nothing behind when the client goes away half-way through an upload', async () => {
+    const boundary = 'halfway-boundary';
+    const url = new URL(`${objects('docs')}?path=half.bin`, inject('baseUrl'));
+    await new Promise<void>((resolve) => {
+      const request = http.request(url, { method: 'POST', headers: { ...operator(), 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(10 * 1024 * 1024) } });
+      request.on('error', () => resolve());
+      request.on('close', () => resolve());
+      request.write(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="half.bin"\r\ncontent-type: application/octet-stream\r\n\r\n`);
+      request.write(Buffer.alloc(256 * 1024, 1), () => setTimeout(() => request.destroy(), 300));
+    });
+    // The server notices the lost client asynchronously: give it a moment, then nothing may remain.
+    await expect.poll(async () => (await tenant.client.query("select count(*)::int as n from pg_stat_activity where application_name = 'baseplane-storage' and state = 'idle in transaction'")).rows[0].n, { timeout: 5000 }).toBe(0);
+    expect(await rowOf('docs', 'half.bin')).toBeUndefined();
+    expect(await store.head(objectKey(p.project.id, 'docs', 'half.bin'))).toBeUndefined();
+  });
+
+  it.each([
+    ['a path with a ".." segment', '../escape.txt', 400],
+    ['a path with an empty segment', 'a//b.txt', 400],
+    ['a path ending in "/"', 'folder/', 400],
+  ])('refuses %s with 400', async (_what, path, status) => {
+    const answer = await upload('docs', path, 'x', operator());
+    expect(answer.status).toBe(status);
+    expect(Object.keys(answer.body).sort()).toEqual(['code', 'details', 'hint', 'message']);
+  });
+
+  it('refuses a body that is not multipart (415), a missing path (400), a missing file field (400) and an unknown bucket (404)', async () => {
+    const raw = await call('POST', `${objects('docs')}?path=raw.txt`, { headers: { ...operator(), 'content-type': 'text/plain' }, raw: 'bytes' });
+    expect(raw.status).toBe(415);
+    expect(raw.body.code).toBe('unsupported_media_type');
+    expect((await call('POST', objects('docs'), { headers: operator() })).status).toBe(400);
+    const noFile = await upload('docs', 'nofile.txt', 'x', operator(), { field: 'attachment' });
+    expect(noFile.status).toBe(400);
+    expect(noFile.body.message).toContain('"file"');
+    const missing = await upload('nope', 'x.txt', 'x', operator());
+    expect(missing.status).toBe(404);
+    expect(missing.body.message).toBe('bucket not found');
+  });
+});
+
+describe('listing', () => {
+  beforeAll(async () => {
+    for (const path of ['tree/a.txt', 'tree/sub/b.txt', 'tree/sub/c.txt', 'tree/z.txt', 'tree/other/d.txt', 'treetop.txt']) {
+      expect((await upload('docs', path, path, operator())).status).toBe(201);
+    }
+  });
+
+  it('shows the objects directly under a prefix and the folders below it', async () => {
+    const answer = await call('GET', `${objects('docs')}?prefix=tree/`, { headers: operator() });
+    expect(answer.status).toBe(200);
+    expect(answer.body.objects.map((o: any) => o.path)).toEqual(['tree/a.txt', 'tree/z.txt']);
+    expect(answer.body.prefixes).toEqual(['tree/other/', 'tree/sub/']);
+    expect(answer.body.objects[0]).toEqual({ path: 'tree/a.txt', size: 10, contentType: 'text/plain', etag: expect.any(String), updatedAt: expect.any(String), owner: null });
+  });
+
+  it('takes a prefix that ends mid-name, as S3 does', async () => {
+    const answer = await call('GET', `${objects('docs')}?prefix=tree`, { headers: operator() });
+    expect(answer.body.objects.map((o: any) => o.path)).toEqual(['treetop.txt']);
+    expect(answer.body.prefixes).toEqual(['tree/']);
+  });
+
+  it('pages folders and objects together with limit and offset', async () => {
+    const first = await call('GET', `${objects('docs')}?prefix=tree/&limit=3`, { headers: operator() });
+    const rest = await call('GET', `${objects('docs')}?prefix=tree/&limit=3&offset=3`, { headers: operator() });
+    const names = (page: any) => [...page.objects.map((o: any) => o.path), ...page.prefixes].sort();
+    expect(names(first.body)).toEqual(['tree/a.txt', 'tree/other/', 'tree/sub/']);
+    expect(names(rest.body)).toEqual(['tree/z.txt']);
+  });
+
+  it('refuses a bad limit and an unknown bucket', async () => {
+    expect((await call('GET', `${objects('docs')}?limit=5000`, { headers: operator() })).status).toBe(400);
+    expect((await call('GET', `${objects('docs')}?limit=abc`, { headers: operator() })).status).toBe(400);
+    expect((await call('GET', objects('nope'), { headers: operator() })).status).toBe(404);
+  });
+});
+
+describe('downloading', () => {
+  const body = '0123456789abcdefghij';
+  beforeAll(async () => {
+    expect((await upload('docs', 'digits.txt', body, operator(), { type: 'text/plain; charset=utf-8' })).status).toBe(201);
+  });
+
+  it('answers the bytes with their stored content type and etag', async () => {
+    const answer = await fetchBytes(`${objects('docs')}/download?path=digits.txt`, operator());
+    expect(answer.status).toBe(200);
+    expect(answer.bytes.toString()).toBe(body);
+    // The multipart parser (busboy) reads the part's type without its parameters.
+    expect(answer.headers.get('content-type')).toBe('text/plain');
+    expect(answer.headers.get('accept-ranges')).toBe('bytes');
+    expect(answer.headers.get('etag')).toMatch(/^".+"$/);
+    expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it('honours Range: a span, an open end and a suffix (206), and one past the end (416)', async () => {
+    const span = await fetchBytes(`${objects('docs')}/download?path=digits.txt`, { ...operator(), range: 'bytes=2-5' });
+    expect(span.status).toBe(206);
+    expect(span.bytes.toString()).toBe('2345');
+    expect(span.headers.get('content-range')).toBe('bytes 2-5/20');
+    const open = await fetchBytes(`${objects('docs')}/download?path=digits.txt`, { ...operator(), range: 'bytes=15-' });
+    expect(open.bytes.toString()).toBe('fghij');
+    const suffix = await fetchBytes(`${objects('docs')}/download?path=digits.txt`, { ...operator(), range: 'bytes=-3' });
+    expect(suffix.bytes.toString()).toBe('hij');
+    const past = await fetchBytes(`${objects('docs')}/download?path=digits.txt`, { ...operator(), range: 'bytes=50-60' });
+    expect(past.status).toBe(416);
+    expect(past.headers.get('content-range')).toBe('bytes */20');
+  });
+
+  it('answers 404 for an object that does not exist', async () => {
+    const answer = await call('GET', `${objects('docs')}/download?path=missing.txt`, { headers: operator() });
+    expect(answer.status).toBe(404);
+    expect(answer.body.code).toBe('not_found');
+  });
+});
+
+describe('signed and public URLs', () => {
+  beforeAll(async () => {
+    expect((await upload('docs', 'secret/plan.txt', 'the plan', operator())).status).toBe(201);
+    expect((await upload('pics', 'cat.png', Buffer.from([1, 2, 3]), operator(), { type: 'image/png' })).status).toBe(201);
+  });
+
+  it('hands out a signed URL that reads the object without any key, until it expires', async () => {
+    const signed = await call('GET', `${objects('docs')}/url?path=secret/plan.txt&expiresIn=60`, { headers: operator() });
+    expect(signed.status).toBe(200);
+    expect(signed.body.url).toContain(`/storage/v1/object/sign/${p.project.id}/docs/secret/plan.txt?token=`);
+    expect(Date.parse(signed.body.expiresAt) - Date.now()).toBeGreaterThan(50_000);
+    const read = await fetchBytes(local(signed.body.url));
+    expect(read.status).toBe(200);
+    expect(read.bytes.toString()).toBe('the plan');
+    const ranged = await fetchBytes(local(signed.body.url), { range: 'bytes=4-' });
+    expect(ranged.bytes.toString()).toBe('plan');
+  });
+
+  it('refuses a tampered token, a token used for another object, and an expired one', async () => {
+    const signed = await call('GET', `${objects('docs')}/url?path=secret/plan.txt&expiresIn=1`, { headers: operator() });
+    const url = local(signed.body.url);
+    const token = new URL(signed.body.url).searchParams.get('token')!;
+    const flipped = token.slice(0, -2) + (token.at(-2) === 'A' ? 'B' : 'A') + token.at(-1);
+    const tampered = await call('GET', url.replace(token, flipped));
+    expect(tampered.status).toBe(403);
+    expect(tampered.body.code).toBe('invalid_signature');
+    const elsewhere = await call('GET', url.replace('secret/plan.txt', 'notes.txt'));
+    expect(elsewhere.status).toBe(403);
+    expect((await call('GET', url.split('?')[0]!)).status).toBe(400);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const expired = await call('GET', url);
+    expect(expired.status).toBe(400);
+    expect(expired.body.code).toBe('url_expired');
+  });
+
+  it('refuses expiresIn outside 1 s to 7 days, and a signed URL for an object that does not exist', async () => {
+    expect((await call('GET', `${objects('docs')}/url?path=secret/plan.txt&expiresIn=0`, { headers: operator() })).status).toBe(400);
+    expect((await call('GET', `${objects('docs')}/url?path=secret/plan.txt&expiresIn=604801`, { headers: operator() })).status).toBe(400);
+    expect((await call('GET', `${objects('docs')}/url?path=nothing.txt`, { headers: operator() })).status).toBe(404);
+  });
+
+  it('serves a public bucket at the public URL to anyone, and never a private one', async () => {
+    const cat = await fetchBytes(`/storage/v1/object/public/${p.project.id}/pics/cat.png`);
+    expect(cat.status).toBe(200);
+    expect([...cat.bytes]).toEqual([1, 2, 3]);
+    expect(cat.headers.get('content-type')).toBe('image/png');
+    const privateOne = await call('GET', `/storage/v1/object/public/${p.project.id}/docs/secret/plan.txt`);
+    expect(privateOne.status).toBe(404);
+    expect(privateOne.text).not.toContain('the plan');
+    expect((await call('GET', `/storage/v1/object/public/${p.project.id}/pics/missing.png`)).status).toBe(404);
+  });
+
+  it('follows the bucket toggle: made public the bucket is served, made private again it is not', async () => {
+    const url = `/storage/v1/object/public/${p.project.id}/docs/secret/plan.txt`;
+    expect((await call('PATCH', `/api/projects/${p.project.id}/storage/buckets/docs`, { headers: operator(), body: { public: true } })).status).toBe(200);
+    expect((await fetchBytes(url)).bytes.toString()).toBe('the plan');
+    expect((await call('PATCH', `/api/projects/${p.project.id}/storage/buckets/docs`, { headers: operator(), body: { public: false } })).status).toBe(200);
+    expect((await call('GET', url)).status).toBe(404);
+  });
+});
+
+describe('deleting', () => {
+  it('deletes many paths at once, answering those it deleted, rows and bytes gone', async () => {
+    for (const path of ['trash/1.txt', 'trash/2.txt']) expect((await upload('docs', path, 'bye', operator())).status).toBe(201);
+    const answer = await call('DELETE', objects('docs'), { headers: operator(), body: { paths: ['trash/1.txt', 'trash/2.txt', 'trash/never.txt'] } });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ deleted: ['trash/1.txt', 'trash/2.txt'] });
+    expect(await rowOf('docs', 'trash/1.txt')).toBeUndefined();
+    expect(await store.head(objectKey(p.project.id, 'docs', 'trash/2.txt'))).toBeUndefined();
+  });
+
+  it('refuses an empty or malformed body', async () => {
+    expect((await call('DELETE', objects('docs'), { headers: operator(), body: { paths: [] } })).status).toBe(400);
+    expect((await call('DELETE', objects('docs'), { headers: operator(), body: { path: 'x' } })).status).toBe(400);
+    expect((await call('DELETE', objects('docs'), { headers: operator(), body: { paths: ['../x'] } })).status).toBe(400);
+  });
+});
+
+describe('access under RLS', () => {
+  const own = (user: { id: string }, name: string) => `${user.id}/${name}`;
+
+  it('lets a user upload into their own folder, recorded as theirs, and nowhere else', async () => {
+    const mine = await upload('avatars', own(alice, 'me.png'), 'alice face', asUser(alice), { type: 'image/png' });
+    expect(mine.status, JSON.stringify(mine.body)).toBe(201);
+    expect(mine.body.owner).toBe(alice.id);
+    const theirs = await upload('avatars', own(bob, 'me.png'), 'not bob', asUser(alice), { type: 'image/png' });
+    expect(theirs.status).toBe(403);
+    expect(theirs.body.code).toBe('42501');
+    expect(await rowOf('avatars', own(bob, 'me.png'))).toBeUndefined();
+    expect(await store.head(objectKey(p.project.id, 'avatars', own(bob, 'me.png')))).toBeUndefined();
+  });
+
+  it('refuses anon writes (401) and shows anon nothing where no policy lets it', async () => {
+    const anon = await upload('avatars', 'anon.png', 'x', p.anon, { type: 'image/png' });
+    expect(anon.status).toBe(401);
+    expect(anon.body.code).toBe('42501');
+    const list = await call('GET', `${objects('docs')}?prefix=`, { headers: p.anon });
+    expect(list.status).toBe(200);
+    expect(list.body).toEqual({ objects: [], prefixes: [] });
+    expect((await call('GET', `${objects('docs')}/download?path=service.txt`, { headers: p.anon })).status).toBe(404);
+  });
+
+  it("keeps a user out of another's objects: list, download, signed URL, overwrite and delete", async () => {
+    const prefix = `${alice.id}/`;
+    const bobsView = await call('GET', `${objects('avatars')}?prefix=${prefix}`, { headers: asUser(bob) });
+    expect(bobsView.body.objects).toEqual([]);
+    const alicesView = await call('GET', `${objects('avatars')}?prefix=${prefix}`, { headers: asUser(alice) });
+    expect(alicesView.body.objects.map((o: any) => o.path)).toEqual([own(alice, 'me.png')]);
+    expect((await call('GET', `${objects('avatars')}/download?path=${own(alice, 'me.png')}`, { headers: asUser(bob) })).status).toBe(404);
+    expect((await call('GET', `${objects('avatars')}/url?path=${own(alice, 'me.png')}`, { headers: asUser(bob) })).status).toBe(404);
+    const overwrite = await upload('avatars', own(alice, 'me.png'), 'bob was here', asUser(bob), { type: 'image/png', upsert: true });
+    expect(overwrite.status).toBeGreaterThanOrEqual(400);
+    const removed = await call('DELETE', objects('avatars'), { headers: asUser(bob), body: { paths: [own(alice, 'me.png')] } });
+    expect(removed.body).toEqual({ deleted: [] });
+    const still = await fetchBytes(`${objects('avatars')}/download?path=${own(alice, 'me.png')}`, asUser(alice));
+    expect(still.bytes.toString()).toBe('alice face');
+  });
+
+  it('lets the owner replace and delete their own object', async () => {
+    const replaced = await upload('avatars', own(alice, 'me.png'), 'new face', asUser(alice), { type: 'image/png', upsert: true });
+    expect(replaced.status).toBe(201);
+    const removed = await call('DELETE', objects('avatars'), { headers: asUser(alice), body: { paths: [own(alice, 'me.png')] } });
+    expect(removed.body).toEqual({ deleted: [own(alice, 'me.png')] });
+  });
+
+  it('refuses keys and tokens of another project, tampered tokens and operators of another team', async () => {
+    const otherUser = await signUpUser(other);
+    expect((await call('GET', objects('docs'), { headers: other.anon })).body.code).toBe('invalid_api_key');
+    expect((await call('GET', objects('docs'), { headers: other.service })).status).toBe(401);
+    const foreignToken = await call('GET', objects('docs'), { headers: { ...p.anon, ...bearer(otherUser.token) } });
+    expect(foreignToken.status).toBe(401);
+    expect(foreignToken.body.code).toBe('invalid_token');
+    const tampered = await call('GET', objects('docs'), { headers: { ...p.anon, ...bearer(`${alice.token.slice(0, -4)}AAAA`) } });
+    expect(tampered.status).toBe(401);
+    const outsider = await call('GET', objects('docs'), { headers: bearer(stranger.token) });
+    expect(outsider.status).toBe(404);
+    expect((await call('GET', objects('docs'), {})).status).toBe(401);
+    expect((await call('GET', objects('docs', 'not-a-uuid'), { headers: operator() })).status).toBe(400);
+  });
+
+  it("isolates projects' objects: the same bucket name and path in another project is another object", async () => {
+    expect((await upload('docs', 'shared-name.txt', 'mine', operator())).status).toBe(201);
+    const theirs = await call('GET', `${objects('docs', other.project.id)}/download?path=shared-name.txt`, { headers: bearer(other.operator.token) });
+    expect(theirs.status).toBe(404);
+    expect((await call('GET', `${objects('docs', other.project.id)}/download?path=shared-name.txt`, { headers: operator() })).status).toBe(404);
+  });
+});
+
+describe('operator scope', () => {
+  it('a second project of the same team is reachable by its operator', async () => {
+    const second = await createProject(p.operator, 'second');
+    const answer = await call('POST', `/api/projects/${second.id}/storage/buckets`, { headers: operator(), body: { name: 'files' } });
+    expect(answer.status).toBe(201);
+    expect((await call('GET', objects('files', second.id), { headers: operator() })).body).toEqual({ objects: [], prefixes: [] });
+  });
+});
