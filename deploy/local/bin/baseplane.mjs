@@ -128,8 +128,17 @@ function runTypeScript(file, args, env) {
   return run(process.execPath, ['--import', tsx, path.join(REPO_ROOT, file), ...args], env);
 }
 
-function typecheck() {
-  return run(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json']);
+/**
+ * The workspace, then the client library: its code and tests with the DOM's
+ * types, and its shipped code once more with no Node types at all (it must
+ * run in a browser).
+ */
+async function typecheck() {
+  const tsc = path.join(REPO_ROOT, 'node_modules', '.bin', 'tsc');
+  const projects = [['-p', 'tsconfig.json'], ['-p', 'client/tsconfig.json'], ['-p', 'client/tsconfig.build.json', '--noEmit']];
+  let failed = 0;
+  for (const args of projects) if ((await run(tsc, args)) !== 0) failed += 1;
+  return failed === 0 ? 0 : 1;
 }
 
 /** Counts from vitest's JSON report; a file that failed to load counts as one failed test. */

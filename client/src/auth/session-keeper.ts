@@ -1,0 +1,205 @@
+/**
+ * Keeps the signed-in session: loads it from storage, saves every change,
+ * refreshes it a margin before expiry (one refresh at a time, across tabs
+ * too), follows other tabs' changes, and tells the listeners.
+ *
+ * A refresh token is spent on use and a second use revokes the session, so
+ * every refresh runs under one lock per storage key (the Web Locks API where
+ * there is one, an in-process queue elsewhere) and first re-reads storage: a
+ * tab that lost the race takes the session the winner stored instead of
+ * spending the old token again.
+ */
+import { failed, ok, clientError, type ClientError, type Result } from '../result.js';
+import type { Session, SessionAnswer, User } from '../types.js';
+import { AuthListeners, type AuthEvent } from './auth-events.js';
+import { parseStoredSession, refreshMarginOf, secondsLeft, sessionFrom } from './session.js';
+import type { SessionStorage } from './session-storage.js';
+
+export interface SessionKeeperOptions {
+  storage: SessionStorage;
+  storageKey: string;
+  /** Follow `storage` events of other tabs (only meaningful for `localStorage`). */
+  followOtherTabs: boolean;
+  autoRefresh: boolean;
+  /** Seconds before expiry to refresh; default a minute, or a quarter of a short lifetime. */
+  refreshMargin?: number;
+  /** POST /auth/refresh. */
+  callRefresh(refreshToken: string): Promise<Result<SessionAnswer>>;
+}
+
+/** After a refresh that got no answer (network, 5xx), the next try comes this much later. */
+const RETRY_AFTER_FAILURE_MS = 5_000;
+
+/** Without Web Locks (Node), clients of one process sharing a storage key queue here, one at a time. */
+const queues = new Map<string, Promise<unknown>>();
+
+export class SessionKeeper {
+  readonly listeners = new AuthListeners();
+  /** Settles once the stored session is loaded (and refreshed when it was near expiry). */
+  readonly ready: Promise<void>;
+  private session: Session | null = null;
+  private refreshing: Promise<Result<Session>> | null = null;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly options: SessionKeeperOptions) {
+    this.ready = this.load();
+    if (options.followOtherTabs) this.followOtherTabs();
+  }
+
+  get current(): Session | null {
+    return this.session;
+  }
+
+  /** The access token to send now, refreshed first when it is about to expire; null when signed out. */
+  async accessToken(): Promise<string | null> {
+    await this.ready;
+    if (this.session && this.nearExpiry(this.session)) await this.refresh();
+    return this.session?.accessToken ?? null;
+  }
+
+  /** A new session from a sign-in kind of answer: stored, then announced. */
+  async establish(answer: SessionAnswer, user: User, event: AuthEvent = 'SIGNED_IN'): Promise<Session> {
+    const session = sessionFrom(answer, user);
+    await this.exclusively(() => this.save(session));
+    this.listeners.emit(event, session);
+    return session;
+  }
+
+  /** The signed-in user changed (profile, verification, email): stored, then announced. */
+  async updateUser(user: User, event: AuthEvent): Promise<void> {
+    const session = this.session;
+    if (session && session.user.id === user.id) await this.exclusively(() => this.save({ ...session, user }));
+    this.listeners.emit(event, this.session);
+  }
+
+  /** Forgets the session here (storage included) and announces SIGNED_OUT when there was one. */
+  async clear(): Promise<void> {
+    const had = this.session !== null;
+    await this.exclusively(() => this.forget());
+    if (had) this.listeners.emit('SIGNED_OUT', null);
+  }
+
+  /** Refreshes now; concurrent calls share one refresh. A refusal (revoked, reused, expired) signs out. */
+  refresh(): Promise<Result<Session>> {
+    this.refreshing ??= this.exclusively(() => this.refreshUnderLock()).finally(() => {
+      this.refreshing = null;
+    });
+    return this.refreshing;
+  }
+
+  private async refreshUnderLock(): Promise<Result<Session>> {
+    const mine = this.session;
+    const stored = parseStoredSession(await this.options.storage.getItem(this.options.storageKey));
+    if (!stored) {
+      // Another tab signed out (or nothing was ever stored).
+      if (mine) this.dropAndAnnounce();
+      return failed(clientError('no_session', 'there is no session to refresh', 'sign in first'));
+    }
+    if (stored.refreshToken !== mine?.refreshToken && !this.nearExpiry(stored)) {
+      // Another tab refreshed (or signed in) while we waited: its session is ours now.
+      this.adopt(stored, mine ? 'TOKEN_REFRESHED' : 'SIGNED_IN');
+      return ok(stored);
+    }
+    const answer = await this.options.callRefresh(stored.refreshToken);
+    if (answer.error) return this.refreshFailed(answer.error);
+    const session = sessionFrom(answer.data, stored.user);
+    await this.save(session);
+    this.listeners.emit('TOKEN_REFRESHED', session);
+    return ok(session);
+  }
+
+  /** The server refused the refresh token: the session is over. Anything else: keep it and try again soon. */
+  private async refreshFailed(error: ClientError): Promise<Result<Session>> {
+    if (error.status >= 400 && error.status < 500 && error.status !== 429) {
+      await this.forget();
+      this.listeners.emit('SIGNED_OUT', null);
+    } else {
+      this.schedule(RETRY_AFTER_FAILURE_MS);
+    }
+    return failed(error);
+  }
+
+  private async load(): Promise<void> {
+    let stored: Session | null = null;
+    try {
+      stored = parseStoredSession(await this.options.storage.getItem(this.options.storageKey));
+    } catch (error) {
+      console.error('baseplane: could not read the stored session', error);
+    }
+    this.session = stored;
+    if (stored && this.nearExpiry(stored) && this.options.autoRefresh) await this.refresh();
+    else this.schedule();
+  }
+
+  private async save(session: Session): Promise<void> {
+    await this.options.storage.setItem(this.options.storageKey, JSON.stringify(session));
+    this.session = session;
+    this.schedule();
+  }
+
+  private async forget(): Promise<void> {
+    this.session = null;
+    this.schedule();
+    await this.options.storage.removeItem(this.options.storageKey);
+  }
+
+  private adopt(session: Session, event: AuthEvent): void {
+    this.session = session;
+    this.schedule();
+    this.listeners.emit(event, session);
+  }
+
+  private dropAndAnnounce(): void {
+    this.session = null;
+    this.schedule();
+    this.listeners.emit('SIGNED_OUT', null);
+  }
+
+  private nearExpiry(session: Session): boolean {
+    return secondsLeft(session) <= refreshMarginOf(session, this.options.refreshMargin);
+  }
+
+  /** Arms the refresh timer for the current session; it never keeps a Node process alive. */
+  private schedule(delayMs?: number): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const session = this.session;
+    if (!session || !this.options.autoRefresh) return;
+    const due = (secondsLeft(session) - refreshMarginOf(session, this.options.refreshMargin)) * 1000;
+    this.timer = setTimeout(() => void this.refresh(), Math.max(0, Math.min(delayMs ?? due, 2 ** 31 - 1)));
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  /** Runs `work` alone among every client sharing this storage key: across tabs through Web Locks, else within this process. */
+  private exclusively<T>(work: () => Promise<T>): Promise<T> {
+    const name = `${this.options.storageKey}.lock`;
+    const locks = (globalThis as { navigator?: { locks?: LockManager } }).navigator?.locks;
+    // The lock's promise settles as `work`'s does (DOM's typing leaves it nested).
+    if (locks) return locks.request(name, work) as unknown as Promise<T>;
+    const run = (queues.get(name) ?? Promise.resolve()).then(work, work);
+    const tail = run.catch(() => undefined);
+    queues.set(name, tail);
+    void tail.then(() => {
+      if (queues.get(name) === tail) queues.delete(name);
+    });
+    return run;
+  }
+
+  /** Another tab stored, replaced or removed the session: follow it here. */
+  private followOtherTabs(): void {
+    const target = globalThis as { addEventListener?: Window['addEventListener']; document?: Document };
+    target.addEventListener?.('storage', (event: StorageEvent) => {
+      if (event.key !== this.options.storageKey) return;
+      const session = parseStoredSession(event.newValue);
+      if (!session) {
+        if (this.session) this.dropAndAnnounce();
+      } else if (session.refreshToken !== this.session?.refreshToken) {
+        this.adopt(session, this.session?.user.id === session.user.id ? 'TOKEN_REFRESHED' : 'SIGNED_IN');
+      }
+    });
+    // Timers sleep in background tabs: catch up when the tab shows again.
+    target.document?.addEventListener('visibilitychange', () => {
+      if (target.document?.visibilityState === 'visible' && this.session && this.nearExpiry(this.session)) void this.refresh();
+    });
+  }
+}

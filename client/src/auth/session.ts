@@ -1,0 +1,65 @@
+/**
+ * Sessions as the client keeps them: made from the server's answer with an
+ * absolute expiry, stored as JSON, and the claims of their access token read
+ * (never verified: the server does that) for the project id and expiry.
+ */
+import type { Session, SessionAnswer, User } from '../types.js';
+
+/** The claims the client reads from an access token (API.md → End-user auth). */
+export interface AccessClaims {
+  sub: string;
+  exp: number;
+  iat: number;
+  email?: string;
+  session_id?: string;
+  /** The project id. */
+  ref?: string;
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** A session from an answer of sign-up, sign-in, refresh or the provider callback; `user` carries over when the answer has none. */
+export function sessionFrom(answer: SessionAnswer, user: User): Session {
+  // The token's own `exp` is the truth; `expiresIn` counts from when the server answered.
+  const exp = claimsOf(answer.accessToken)?.exp;
+  return {
+    accessToken: answer.accessToken,
+    refreshToken: answer.refreshToken,
+    expiresIn: answer.expiresIn,
+    expiresAt: typeof exp === 'number' ? exp : nowSeconds() + answer.expiresIn,
+    tokenType: 'bearer',
+    user,
+  };
+}
+
+/** Seconds until the access token expires (negative once it has). */
+export const secondsLeft = (session: Session) => session.expiresAt - Date.now() / 1000;
+
+/** How long before expiry a token is refreshed: a minute, or a quarter of a short lifetime. */
+export function refreshMarginOf(session: Session, configured?: number): number {
+  return configured ?? Math.min(60, session.expiresIn / 4);
+}
+
+export function parseStoredSession(text: string | null): Session | null {
+  if (!text) return null;
+  try {
+    const value = JSON.parse(text) as Partial<Session>;
+    const complete = typeof value.accessToken === 'string' && typeof value.refreshToken === 'string' && typeof value.expiresAt === 'number' && typeof value.user === 'object' && value.user !== null;
+    return complete ? (value as Session) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The payload of a JWT, or null when it is not one. */
+export function claimsOf(token: string): AccessClaims | null {
+  const payload = token.split('.')[1];
+  if (!payload) return null;
+  try {
+    const base64 = payload.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(payload.length / 4) * 4, '=');
+    const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    return JSON.parse(new TextDecoder().decode(bytes)) as AccessClaims;
+  } catch {
+    return null;
+  }
+}

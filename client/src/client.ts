@@ -1,0 +1,81 @@
+/**
+ * `createClient(baseUrl, anonKey, options)`: the application's client — the
+ * data API (`from`, `rpc`), end-user auth (`auth`) and storage (`storage`) —
+ * sharing one session, so every request carries the user's token once
+ * signed in.
+ */
+import type { PostgrestClient } from '@supabase/postgrest-js';
+import { AuthClient } from './auth/auth-client.js';
+import { claimsOf } from './auth/session.js';
+import { SessionKeeper } from './auth/session-keeper.js';
+import { defaultStorage, storageKeyOf, type SessionStorage } from './auth/session-storage.js';
+import { dataClient, settled } from './data/from.js';
+import { request, type Fetch } from './result.js';
+import { StorageClient } from './storage/storage-client.js';
+import type { Transport } from './transport.js';
+
+export interface ClientOptions {
+  /** The project's id; storage needs it before anyone signs in (a user token names the project too). */
+  projectId?: string;
+  auth?: {
+    /** Where the session persists: `localStorage` in a browser, memory elsewhere by default. */
+    storage?: SessionStorage;
+    /** The key the session is stored under; defaults to one derived from the base URL and the key. */
+    storageKey?: string;
+    /** Refresh the access token before it expires (default true). */
+    autoRefreshToken?: boolean;
+    /** Seconds before expiry to refresh; default a minute, or a quarter of a short token lifetime. */
+    refreshMargin?: number;
+  };
+  /** Headers sent with every request. */
+  headers?: Record<string, string>;
+  /** The fetch to use; defaults to the runtime's. */
+  fetch?: Fetch;
+}
+
+export interface BaseplaneClient<Database = any> {
+  /** A query on a table or view: the PostgREST builder (select, insert, update, upsert, delete, filters, order, range, single…). */
+  from: PostgrestClient<Database>['from'];
+  /** Calls a SQL function (`POST /rest/v1/rpc/:fn`). */
+  rpc: PostgrestClient<Database>['rpc'];
+  auth: AuthClient;
+  storage: StorageClient;
+}
+
+export function createClient<Database = any>(baseUrl: string, anonKey: string, options: ClientOptions = {}): BaseplaneClient<Database> {
+  const root = baseUrl.replace(/\/+$/, '');
+  const fetchImpl: Fetch = options.fetch ?? ((input, init) => fetch(input, init));
+  const headers = { ...options.headers };
+  const keeper = sessionKeeper(root, anonKey, options, fetchImpl);
+  const accessToken = () => keeper.accessToken();
+  const data = dataClient<Database>({ restUrl: `${root}/rest/v1`, anonKey, headers, fetch: fetchImpl, accessToken });
+  const userTransport: Transport = {
+    baseUrl: root,
+    fetch: fetchImpl,
+    headers: async () => {
+      const token = await accessToken();
+      return { ...headers, apikey: anonKey, ...(token ? { authorization: `Bearer ${token}` } : {}) };
+    },
+  };
+  const projectId = () => options.projectId ?? (keeper.current ? (claimsOf(keeper.current.accessToken)?.ref ?? null) : null);
+  return {
+    from: ((relation: string, queryOptions?: object) => settled(data.from(relation as never, queryOptions))) as BaseplaneClient<Database>['from'],
+    rpc: ((fn: string, args?: object, rpcOptions?: object) => settled(data.rpc(fn as never, args as never, rpcOptions))) as BaseplaneClient<Database>['rpc'],
+    auth: new AuthClient({ authUrl: `${root}/rest/v1/auth`, anonKey, headers, fetch: fetchImpl, keeper }),
+    storage: new StorageClient(userTransport, projectId),
+  };
+}
+
+function sessionKeeper(root: string, anonKey: string, options: ClientOptions, fetchImpl: Fetch): SessionKeeper {
+  const given = options.auth?.storage;
+  const chosen = given ? { storage: given, isLocalStorage: given === (globalThis as { localStorage?: unknown }).localStorage } : defaultStorage();
+  const refreshUrl = `${root}/rest/v1/auth/refresh`;
+  return new SessionKeeper({
+    storage: chosen.storage,
+    storageKey: options.auth?.storageKey ?? storageKeyOf(root, anonKey),
+    followOtherTabs: chosen.isLocalStorage,
+    autoRefresh: options.auth?.autoRefreshToken ?? true,
+    refreshMargin: options.auth?.refreshMargin,
+    callRefresh: (refreshToken) => request(fetchImpl, { method: 'POST', url: refreshUrl, headers: { ...options.headers, apikey: anonKey }, body: { refreshToken } }),
+  });
+}
