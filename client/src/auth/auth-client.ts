@@ -104,6 +104,16 @@ export class AuthClient {
     return refreshed.error ? refreshed : ok({ session: refreshed.data });
   }
 
+  /** Refreshes the token on a timer before it expires again (the default). */
+  startAutoRefresh(): void {
+    this.keeper.setAutoRefresh(true);
+  }
+
+  /** No more timed refreshes; a request still refreshes a token about to expire first. */
+  stopAutoRefresh(): void {
+    this.keeper.setAutoRefresh(false);
+  }
+
   /** Confirms the address with the emailed code (EMAIL_VERIFIED). */
   async verifyEmail(input: CodeInput): Promise<Result<{ user: User }>> {
     return this.userChanged(await this.call<{ user: User }>('POST', '/verify-email', input, true), 'EMAIL_VERIFIED');

@@ -40,8 +40,10 @@ export class SessionKeeper {
   private session: Session | null = null;
   private refreshing: Promise<Result<Session>> | null = null;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private autoRefresh: boolean;
 
   constructor(private readonly options: SessionKeeperOptions) {
+    this.autoRefresh = options.autoRefresh;
     this.ready = this.load();
     if (options.followOtherTabs) this.followOtherTabs();
   }
@@ -77,6 +79,12 @@ export class SessionKeeper {
     const had = this.session !== null;
     await this.exclusively(() => this.forget());
     if (had) this.listeners.emit('SIGNED_OUT', null);
+  }
+
+  /** Starts or stops refreshing on a timer (a page in the background, a process about to end). */
+  setAutoRefresh(on: boolean): void {
+    this.autoRefresh = on;
+    this.schedule();
   }
 
   /** Refreshes now; concurrent calls share one refresh. A refusal (revoked, reused, expired) signs out. */
@@ -127,7 +135,7 @@ export class SessionKeeper {
       console.error('baseplane: could not read the stored session', error);
     }
     this.session = stored;
-    if (stored && this.nearExpiry(stored) && this.options.autoRefresh) await this.refresh();
+    if (stored && this.nearExpiry(stored) && this.autoRefresh) await this.refresh();
     else this.schedule();
   }
 
@@ -164,7 +172,7 @@ export class SessionKeeper {
     clearTimeout(this.timer);
     this.timer = undefined;
     const session = this.session;
-    if (!session || !this.options.autoRefresh) return;
+    if (!session || !this.autoRefresh) return;
     const due = (secondsLeft(session) - refreshMarginOf(session, this.options.refreshMargin)) * 1000;
     this.timer = setTimeout(() => void this.refresh(), Math.max(0, Math.min(delayMs ?? due, 2 ** 31 - 1)));
     (this.timer as { unref?: () => void }).unref?.();
