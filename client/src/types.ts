@@ -101,6 +101,13 @@ export interface Team {
   role?: string;
 }
 
+export interface TeamMember {
+  teamId: string;
+  accountId: string;
+  email: string;
+  role: string;
+}
+
 export type ProjectStatus = 'provisioning' | 'active' | 'failed' | 'deleting' | 'deleted';
 
 /** A project record; keys are shown to team members only. */

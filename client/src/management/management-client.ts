@@ -7,7 +7,7 @@
  */
 import { ok, type Fetch, type Result } from '../result.js';
 import { segment, send, type Transport } from '../transport.js';
-import type { InboxMessage, Operation, OperationAnswer, PlatformAccount, PlatformSession, Project, ProjectEvent, ProjectKeys, SqlResult, Team } from '../types.js';
+import type { InboxMessage, Operation, OperationAnswer, PlatformAccount, PlatformSession, Project, TeamMember, ProjectEvent, ProjectKeys, SqlResult, Team } from '../types.js';
 import { authSettingsApi, providersApi, usersApi } from './project-auth-api.js';
 import { columnsApi, foreignKeysApi, rowsApi, tablesApi } from './schema-api.js';
 import { storageApi } from './storage-api.js';
@@ -61,7 +61,7 @@ export function createManagementClient(baseUrl: string, options: ManagementOptio
     teams: {
       list: (): Promise<Result<Team[]>> => send(t, 'GET', '/api/teams'),
       create: (team: { name: string }): Promise<Result<Team>> => send(t, 'POST', '/api/teams', { body: team }),
-      addMember: (teamId: string, member: { email: string; role?: 'owner' | 'admin' | 'member' }): Promise<Result<unknown>> =>
+      addMember: (teamId: string, member: { email: string; role?: 'owner' | 'admin' | 'member' }): Promise<Result<TeamMember>> =>
         send(t, 'POST', `/api/teams/${segment(teamId)}/members`, { body: member }),
     },
     projects: {
