@@ -117,8 +117,8 @@ async function ensureVersitygw() {
 }
 
 /** True when this run's stack starts the embedded S3 server (see ensureVersitygw). */
-function needsS3Server(command) {
-  if (command === 'test') return true;
+function needsS3Server(command, args = []) {
+  if (command === 'test' || (command === 'bench' && args[0] === 'storage')) return true;
   return process.env.STORAGE_BACKEND?.trim() === 's3' && !process.env.S3_ENDPOINT?.trim();
 }
 
@@ -201,7 +201,7 @@ async function main() {
 
   const temporalBin = await ensureTemporal();
   const env = temporalBin ? { ...process.env, BASEPLANE_TEMPORAL_BIN: temporalBin } : { ...process.env };
-  if (needsS3Server(command)) env.BASEPLANE_VERSITYGW_BIN = await ensureVersitygw();
+  if (needsS3Server(command, args)) env.BASEPLANE_VERSITYGW_BIN = await ensureVersitygw();
   if (command === 'start') return runTypeScript('deploy/local/src/start.ts', args, env);
   if (command === 'test') return test(args, env);
 

@@ -28,11 +28,11 @@ export interface BenchContext {
   call(method: string, url: string, body?: unknown): Promise<{ status: number; json: any }>;
 }
 
-/** Runs `bench` against a fresh local stack in a temporary directory, then removes it. */
-export async function withBenchStack(bench: (context: BenchContext) => Promise<void>): Promise<void> {
+/** Runs `bench` against a fresh local stack (configured from `env`, default process.env) in a temporary directory, then removes it. */
+export async function withBenchStack(bench: (context: BenchContext) => Promise<void>, env: Record<string, string | undefined> = process.env): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'baseplane-bench-'));
   console.log('starting a fresh local stack…');
-  const stack = await startStack({ dataDir, port: 0, quiet: true });
+  const stack = await startStack({ dataDir, port: 0, quiet: true, env });
   try {
     let token = '';
     const call = async (method: string, url: string, body?: unknown) => {

@@ -1,0 +1,205 @@
+/**
+ * `npm run bench:storage`: object upload and download through the gateway,
+ * on each backend (fs, then the embedded S3 server), for 1 MB and 100 MB
+ * objects, against copying the same bytes file to file with node's streams in
+ * the same run; then a 1 GB object up and down while the data planes' resident
+ * memory is sampled. Upload reads its bytes from a file and download writes
+ * them to one, as the copy does. It prints figures; it never fails for a slow
+ * machine.
+ */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Worker } from 'node:worker_threads';
+import { expectStatus, run, withBenchStack, type BenchContext } from './measure';
+
+const MB = 1024 * 1024;
+/** Object sizes, how many of each one line moves, and how many move at once (the copy baseline alike). */
+const SIZES = [
+  { label: '1 MB', bytes: MB, count: Number(process.env.BENCH_SMALL_COUNT ?? 80), concurrency: Number(process.env.BENCH_SMALL_CONCURRENCY ?? 4) },
+  { label: '100 MB', bytes: 100 * MB, count: Number(process.env.BENCH_LARGE_COUNT ?? 3), concurrency: 1 },
+];
+const HUGE_BYTES = Number(process.env.BENCH_HUGE_MB ?? 1024) * MB;
+const SAMPLE_MS = 50;
+
+interface Target {
+  baseUrl: string;
+  objects: string;
+  headers: Record<string, string>;
+}
+
+/** A file of `bytes` random-ish bytes (one random MiB repeated: nothing on the way compresses). */
+async function makeSource(dir: string, bytes: number): Promise<string> {
+  const file = path.join(dir, `source-${bytes}`);
+  const block = Buffer.alloc(MB);
+  for (let i = 0; i < MB; i += 4) block.writeUInt32LE((Math.random() * 2 ** 32) >>> 0, i);
+  await pipeline(
+    Readable.from((function* () {
+      for (let left = bytes; left > 0; left -= MB) yield left >= MB ? block : block.subarray(0, left);
+    })()),
+    createWriteStream(file),
+  );
+  return file;
+}
+
+/**
+ * The client, in a worker thread apart from the gateway's event loop: uploads
+ * stream a file as a multipart body (framed here, so nothing is buffered),
+ * downloads stream into a file.
+ */
+const CLIENT = `
+const { parentPort } = require('node:worker_threads');
+const http = require('node:http');
+const fs = require('node:fs');
+const { pipeline } = require('node:stream/promises');
+const agent = new http.Agent({ keepAlive: true });
+const BOUNDARY = 'baseplane-bench-boundary';
+function upload(job) {
+  const head = Buffer.from('--' + BOUNDARY + '\\r\\ncontent-disposition: form-data; name="file"; filename="object.bin"\\r\\ncontent-type: application/octet-stream\\r\\n\\r\\n');
+  const tail = Buffer.from('\\r\\n--' + BOUNDARY + '--\\r\\n');
+  const size = fs.statSync(job.file).size;
+  return new Promise((resolve, reject) => {
+    const headers = { ...job.headers, 'content-type': 'multipart/form-data; boundary=' + BOUNDARY, 'content-length': head.length + size + tail.length };
+    const request = http.request(job.url, { method: 'POST', agent, headers }, (response) => {
+      let text = '';
+      response.on('data', (chunk) => { text += chunk; });
+      response.on('end', () => (response.statusCode === 201 ? resolve() : reject(new Error('upload answered ' + response.statusCode + ' ' + text))));
+    });
+    request.on('error', reject);
+    request.write(head);
+    const file = fs.createReadStream(job.file, { highWaterMark: 256 * 1024 });
+    file.on('error', reject);
+    file.on('end', () => request.end(tail));
+    file.pipe(request, { end: false });
+  });
+}
+function download(job) {
+  return new Promise((resolve, reject) => {
+    http.get(job.url, { agent, headers: job.headers }, (response) => {
+      if (response.statusCode !== 200) { response.resume(); reject(new Error('download answered ' + response.statusCode)); return; }
+      pipeline(response, fs.createWriteStream(job.sink, { highWaterMark: 256 * 1024 })).then(resolve, reject);
+    }).on('error', reject);
+  });
+}
+parentPort.on('message', (job) => {
+  (job.op === 'upload' ? upload(job) : download(job)).then(() => parentPort.postMessage({ id: job.id, ok: true }), (error) => parentPort.postMessage({ id: job.id, ok: false, error: String(error) }));
+});
+`;
+
+const client = new Worker(CLIENT, { eval: true });
+client.unref();
+const pending = new Map<number, { resolve(): void; reject(error: Error): void }>();
+let nextJob = 0;
+client.on('message', (answer: { id: number; ok: boolean; error?: string }) => {
+  const job = pending.get(answer.id)!;
+  pending.delete(answer.id);
+  if (answer.ok) job.resolve();
+  else job.reject(new Error(answer.error));
+});
+
+function clientJob(job: Record<string, unknown>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const id = nextJob++;
+    pending.set(id, { resolve, reject });
+    client.postMessage({ ...job, id });
+  });
+}
+
+function upload(target: Target, source: string, objectPath: string): Promise<void> {
+  return clientJob({ op: 'upload', file: source, headers: target.headers, url: `${target.baseUrl}${target.objects}?path=${encodeURIComponent(objectPath)}&upsert=true` });
+}
+
+function download(target: Target, objectPath: string, sink: string): Promise<void> {
+  return clientJob({ op: 'download', sink, headers: target.headers, url: `${target.baseUrl}${target.objects}/download?path=${encodeURIComponent(objectPath)}` });
+}
+
+/** MB/s of running `once` `count` times, `concurrency` at a time, each moving `bytes`. */
+async function throughput(count: number, concurrency: number, bytes: number, once: (i: number) => Promise<void>): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < count) await once(next++);
+  }));
+  return (count * bytes) / MB / ((performance.now() - started) / 1000);
+}
+
+/** Resident memory of a process in bytes, from /proc (Linux). */
+async function residentBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+}
+
+/** Runs `work` while sampling the processes' resident memory; answers each one's level before and peak growth over it. */
+async function memoryGrowth(pids: number[], work: () => Promise<void>): Promise<{ before: number; growth: number }> {
+  const before = await Promise.all(pids.map(residentBytes));
+  const peak = [...before];
+  const timer = setInterval(() => {
+    void Promise.all(pids.map(residentBytes)).then((now) => now.forEach((bytes, i) => { peak[i] = Math.max(peak[i]!, bytes); }));
+  }, SAMPLE_MS);
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
+  const growth = peak.map((bytes, i) => bytes - before[i]!);
+  const most = growth.indexOf(Math.max(...growth));
+  return { before: before[most]!, growth: growth[most]! };
+}
+
+const rate = (value: number) => `${value.toFixed(0).padStart(6)} MB/s`;
+
+async function benchBackend(backend: 'fs' | 's3', context: BenchContext, scratch: string): Promise<void> {
+  const { stack, call } = context;
+  const project = await call('POST', '/api/projects', { name: `storage bench ${backend}` });
+  expectStatus(project, 201, 'project');
+  const id = (project.json as { id: string }).id;
+  expectStatus(await call('POST', `/api/projects/${id}/storage/buckets`, { name: 'bench' }), 201, 'bucket');
+  const target: Target = { baseUrl: stack.baseUrl, objects: `/api/projects/${id}/storage/buckets/bench/objects`, headers: { authorization: `Bearer ${context.token}` } };
+  const sink = path.join(scratch, 'sink');
+
+  console.log('');
+  console.log(`STORAGE_BACKEND=${backend}, through the gateway, operator token`);
+  for (const size of SIZES) {
+    const source = await makeSource(scratch, size.bytes);
+    const sinkOf = (i: number) => `${sink}-${i % size.concurrency}`;
+    const copy = await throughput(size.count, size.concurrency, size.bytes, (i) => pipeline(createReadStream(source), createWriteStream(sinkOf(i))));
+    const up = await throughput(size.count, size.concurrency, size.bytes, (i) => upload(target, source, `${size.label}/${i % 8}.bin`));
+    const down = await throughput(size.count, size.concurrency, size.bytes, (i) => download(target, `${size.label}/${i % 8}.bin`, sinkOf(i)));
+    console.log(`  ${size.label.padEnd(7)} ${size.concurrency} at a time; baseline file-to-file copy ${rate(copy)}`);
+    console.log(`  ${size.label.padEnd(7)} upload   ${rate(up)}   ratio to copy ${(up / copy).toFixed(2)}`);
+    console.log(`  ${size.label.padEnd(7)} download ${rate(down)}   ratio to copy ${(down / copy).toFixed(2)}`);
+    if (backend === 'fs') {
+      console.log(`    goal ≥ 0.5 of copy on fs — upload ${up / copy >= 0.5 ? 'met' : 'NOT met'}, download ${down / copy >= 0.5 ? 'met' : 'NOT met'}`);
+    }
+    await rm(source);
+  }
+
+  const pids = await Promise.all(stack.servicePorts.dataPlanes.map(async (port) => ((await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as { pid: number }).pid));
+  const huge = await makeSource(scratch, HUGE_BYTES);
+  const label = `${(HUGE_BYTES / MB / 1024).toFixed(HUGE_BYTES % (1024 * MB) === 0 ? 0 : 2)} GB`;
+  let seconds = performance.now();
+  const up = await memoryGrowth(pids, () => upload(target, huge, 'huge.bin'));
+  seconds = (performance.now() - seconds) / 1000;
+  const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
+  console.log(`  ${label} upload in ${seconds.toFixed(1)} s: data-plane resident memory ${mb(up.before)} before, grew by at most ${mb(up.growth)} (sampled every ${SAMPLE_MS} ms)`);
+  console.log(`    goal ≤ 64 MB — ${up.growth <= 64 * MB ? 'met' : 'NOT met'}`);
+  const down = await memoryGrowth(pids, () => download(target, 'huge.bin', sink));
+  console.log(`  ${label} download: data-plane resident memory ${mb(down.before)} before, grew by at most ${mb(down.growth)}`);
+  await rm(huge);
+  for (const file of await readdir(scratch)) if (file.startsWith('sink')) await rm(path.join(scratch, file));
+}
+
+run(async () => {
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'baseplane-bench-storage-'));
+  try {
+    await writeFile(path.join(scratch, '.keep'), '');
+    const backends = (process.env.BENCH_BACKENDS ?? 'fs,s3').split(',') as Array<'fs' | 's3'>;
+    if (backends.includes('fs')) await withBenchStack((context) => benchBackend('fs', context, scratch), { ...process.env, STORAGE_BACKEND: 'fs' });
+    if (backends.includes('s3')) await withBenchStack((context) => benchBackend('s3', context, scratch), { ...process.env, STORAGE_BACKEND: 's3', S3_ENDPOINT: '' });
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+});
