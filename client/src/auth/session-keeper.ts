@@ -89,23 +89,25 @@ export class SessionKeeper {
 
   /** Refreshes now; concurrent calls share one refresh. A refusal (revoked, reused, expired) signs out. */
   refresh(): Promise<Result<Session>> {
-    this.refreshing ??= this.exclusively(() => this.refreshUnderLock()).finally(() => {
+    // What to compare storage with is the session as it was when asked: another tab's
+    // new session may reach this one (storage event) before the lock does.
+    const asked = this.session;
+    this.refreshing ??= this.exclusively(() => this.refreshUnderLock(asked)).finally(() => {
       this.refreshing = null;
     });
     return this.refreshing;
   }
 
-  private async refreshUnderLock(): Promise<Result<Session>> {
-    const mine = this.session;
+  private async refreshUnderLock(asked: Session | null): Promise<Result<Session>> {
     const stored = parseStoredSession(await this.options.storage.getItem(this.options.storageKey));
     if (!stored) {
       // Another tab signed out (or nothing was ever stored).
-      if (mine) this.dropAndAnnounce();
+      if (this.session) this.dropAndAnnounce();
       return failed(clientError('no_session', 'there is no session to refresh', 'sign in first'));
     }
-    if (stored.refreshToken !== mine?.refreshToken && !this.nearExpiry(stored)) {
-      // Another tab refreshed (or signed in) while we waited: its session is ours now.
-      this.adopt(stored, mine ? 'TOKEN_REFRESHED' : 'SIGNED_IN');
+    if (stored.refreshToken !== asked?.refreshToken && !this.nearExpiry(stored)) {
+      // Another tab refreshed (or signed in) since we asked: its session is ours now.
+      if (stored.refreshToken !== this.session?.refreshToken) this.adopt(stored, this.session ? 'TOKEN_REFRESHED' : 'SIGNED_IN');
       return ok(stored);
     }
     const answer = await this.options.callRefresh(stored.refreshToken);
