@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /**
  * The entry behind `npm start|test|typecheck|bench:*`: makes sure dependencies,
- * the Temporal CLI and (when a stack will start it) versitygw, the embedded S3
- * server, are there, then runs the TypeScript side. Plain Node, no
- * dependencies: it runs before anything is installed.
+ * the Temporal CLI, (when a stack will start it) versitygw, the embedded S3
+ * server, and (for the browser test) Chromium are there, then runs the
+ * TypeScript side. Plain Node, no dependencies: it runs before anything is
+ * installed.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -116,6 +117,51 @@ async function ensureVersitygw() {
   return cached;
 }
 
+/** The one test that drives a real browser (the client library in Chromium). */
+const BROWSER_TEST = 'client/test/browser.e2e.test.ts';
+const DEBIAN_CHROMIUM = '/usr/bin/chromium';
+
+/** True when this `test` run includes the browser test: no file filter, or one that matches it. */
+function needsChromium(command, args) {
+  if (command !== 'test') return false;
+  const filters = args.filter((arg) => !arg.startsWith('-'));
+  return filters.length === 0 || filters.some((filter) => BROWSER_TEST.includes(filter));
+}
+
+/**
+ * Resolves Chromium for the browser test: BASEPLANE_CHROMIUM_BIN, else
+ * Debian's /usr/bin/chromium, else installs Debian's `chromium` package with
+ * apt-get (as root, or through passwordless sudo; `apt-get update` only when
+ * the install fails). A browser that downloads itself (`playwright install`)
+ * cannot be used: only package registries are reachable.
+ */
+async function ensureChromium() {
+  const configured = process.env.BASEPLANE_CHROMIUM_BIN?.trim();
+  if (configured) {
+    if (!works(configured)) fail(`BASEPLANE_CHROMIUM_BIN=${configured} does not run (\`${configured} --version\` failed)`);
+    return configured;
+  }
+  if (works(DEBIAN_CHROMIUM)) return DEBIAN_CHROMIUM;
+  const aptGet = which('apt-get');
+  const sudo = process.getuid?.() === 0 ? [] : which('sudo') ? [which('sudo'), '-n'] : undefined;
+  if (!aptGet || !sudo) {
+    fail(`Chromium is needed for the browser test: install Debian's chromium package (apt-get install chromium) or set BASEPLANE_CHROMIUM_BIN`);
+  }
+  const aptGetRun = (args) => {
+    const [command, ...prefix] = [...sudo, aptGet];
+    return run(command, [...prefix, ...args], { ...process.env, DEBIAN_FRONTEND: 'noninteractive' });
+  };
+  console.log('baseplane: installing Chromium for the browser test (apt-get install -y chromium)…');
+  let code = await aptGetRun(['install', '-y', 'chromium']);
+  if (code !== 0) {
+    code = await aptGetRun(['update']);
+    if (code === 0) code = await aptGetRun(['install', '-y', 'chromium']);
+  }
+  if (code !== 0) fail(`installing Chromium failed (apt-get install -y chromium exited ${code})`);
+  if (!works(DEBIAN_CHROMIUM)) fail(`Chromium was installed but ${DEBIAN_CHROMIUM} --version fails`);
+  return DEBIAN_CHROMIUM;
+}
+
 /** True when this run's stack starts the embedded S3 server (see ensureVersitygw). */
 function needsS3Server(command, args = []) {
   if (command === 'test' || (command === 'bench' && args[0] === 'storage')) return true;
@@ -202,6 +248,7 @@ async function main() {
   const temporalBin = await ensureTemporal();
   const env = temporalBin ? { ...process.env, BASEPLANE_TEMPORAL_BIN: temporalBin } : { ...process.env };
   if (needsS3Server(command, args)) env.BASEPLANE_VERSITYGW_BIN = await ensureVersitygw();
+  if (needsChromium(command, args)) env.BASEPLANE_CHROMIUM_BIN = await ensureChromium();
   if (command === 'start') return runTypeScript('deploy/local/src/start.ts', args, env);
   if (command === 'test') return test(args, env);
 
