@@ -167,6 +167,7 @@ export class AuthClient {
     return this.call('POST', '/reauth', undefined, true);
   }
 
+  /** Confirms the reauthentication code; a password change is allowed until `reauthenticatedUntil`. */
   verifyReauthentication(input: { otp: string }): Promise<Result<{ reauthenticatedUntil: string }>> {
     return this.call('POST', '/reauth/verify', input, true);
   }

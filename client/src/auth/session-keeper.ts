@@ -137,8 +137,9 @@ export class SessionKeeper {
       console.error('baseplane: could not read the stored session', error);
     }
     this.session = stored;
-    if (stored && this.nearExpiry(stored) && this.autoRefresh) await this.refresh();
-    else this.schedule();
+    if (!stored || !this.nearExpiry(stored) || !this.autoRefresh) return this.schedule();
+    // A storage that refuses the refreshed session must not leave every method waiting on a rejected start.
+    await this.refresh().catch((error: unknown) => console.error('baseplane: could not store the refreshed session', error));
   }
 
   private async save(session: Session): Promise<void> {
