@@ -14,4 +14,6 @@ export type { ColumnChanges, CreateTable, ForeignKeySpec, RowsQuery } from './ma
 export type { AuthSettingsUpdate, NewUser, UserUpdate } from './management/project-auth-api.js';
 export type { NewBucket } from './management/storage-api.js';
 export type { ClientError, Fetch, Result } from './result.js';
+// Also brings in its augmentation of postgrest-js's PostgrestError with `status`.
+export type { DataClientOptions } from './data/from.js';
 export type * from './types.js';
