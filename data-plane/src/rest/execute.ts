@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { ApiError, AUTHENTICATOR_PASSWORD_PURPOSE, deriveSecret, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
+import { ProjectPools } from '../tenants/project-pools';
 import { databaseError } from './db-errors';
 import { CATALOG_QUERY, snapshotFromCatalog } from './schema-cache';
 import type { SchemaSnapshot } from './schema-model';
@@ -50,32 +51,26 @@ function statementName(text: string): string | undefined {
 }
 
 export class DataPools {
-  private readonly pools = new Map<string, pg.Pool>();
-  private readonly password: string;
+  private readonly pools: ProjectPools;
 
-  constructor(private readonly tenantClusterUrl: string, platformSecret: string, private readonly options: DataPoolOptions = {}) {
-    this.password = deriveSecret(platformSecret, AUTHENTICATOR_PASSWORD_PURPOSE);
+  constructor(tenantClusterUrl: string, platformSecret: string, options: DataPoolOptions = {}) {
+    const password = deriveSecret(platformSecret, AUTHENTICATOR_PASSWORD_PURPOSE);
+    // `pipeline` is pg ≥ 8.20's; its type definitions do not list it yet.
+    this.pools = new ProjectPools((projectId) => new pg.Pool({
+      connectionString: tenantOwnerUrl(tenantClusterUrl, 'authenticator', password, tenantDatabaseName(projectId)),
+      max: options.maxConnections ?? 10,
+      idleTimeoutMillis: 30_000,
+      // Recycled now and then: named statements accumulate per connection.
+      maxUses: 20_000,
+      statement_timeout: options.statementTimeoutMs ?? 15_000,
+      application_name: 'baseplane-data-plane',
+      // Queries go out without waiting for the previous answer: a request's transaction is one round trip.
+      pipeline: true,
+    } as pg.PoolConfig));
   }
 
   private pool(projectId: string): pg.Pool {
-    let pool = this.pools.get(projectId);
-    if (!pool) {
-      // `pipeline` is pg ≥ 8.20's; its type definitions do not list it yet.
-      pool = new pg.Pool({
-        connectionString: tenantOwnerUrl(this.tenantClusterUrl, 'authenticator', this.password, tenantDatabaseName(projectId)),
-        max: this.options.maxConnections ?? 10,
-        idleTimeoutMillis: 30_000,
-        // Recycled now and then: named statements accumulate per connection.
-        maxUses: 20_000,
-        statement_timeout: this.options.statementTimeoutMs ?? 15_000,
-        application_name: 'baseplane-data-plane',
-        // Queries go out without waiting for the previous answer: a request's transaction is one round trip.
-        pipeline: true,
-      } as pg.PoolConfig);
-      pool.on('error', () => undefined);
-      this.pools.set(projectId, pool);
-    }
-    return pool;
+    return this.pools.get(projectId);
   }
 
   /**
@@ -171,15 +166,11 @@ export class DataPools {
   }
 
   /** Closes a project's pool (deleted project). */
-  async drop(projectId: string): Promise<void> {
-    const pool = this.pools.get(projectId);
-    this.pools.delete(projectId);
-    await pool?.end().catch(() => undefined);
+  drop(projectId: string): Promise<void> {
+    return this.pools.drop(projectId);
   }
 
-  async closeAll(): Promise<void> {
-    const pools = [...this.pools.values()];
-    this.pools.clear();
-    await Promise.all(pools.map((pool) => pool.end().catch(() => undefined)));
+  closeAll(): Promise<void> {
+    return this.pools.closeAll();
   }
 }

@@ -12,6 +12,7 @@
 import pg from 'pg';
 import { ApiError, AUTHENTICATOR_PASSWORD_PURPOSE, deriveSecret, inTransaction, notFound, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
 import type { OwnerPools } from '../tenants/owner-pools';
+import { ProjectPools } from '../tenants/project-pools';
 import type { Caller } from '../rest/execute';
 import { databaseError } from '../rest/db-errors';
 
@@ -29,26 +30,16 @@ const SETUP = "select set_config('role', $1, true), set_config('request.jwt.clai
 const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
 
 export class StorageDb {
-  private readonly pools = new Map<string, pg.Pool>();
-  private readonly password: string;
+  private readonly pools: ProjectPools;
 
-  constructor(private readonly tenantClusterUrl: string, platformSecret: string, private readonly owners: OwnerPools) {
-    this.password = deriveSecret(platformSecret, AUTHENTICATOR_PASSWORD_PURPOSE);
-  }
-
-  private pool(projectId: string): pg.Pool {
-    let pool = this.pools.get(projectId);
-    if (!pool) {
-      pool = new pg.Pool({
-        connectionString: tenantOwnerUrl(this.tenantClusterUrl, 'authenticator', this.password, tenantDatabaseName(projectId)),
-        max: POOL_SIZE,
-        idleTimeoutMillis: 30_000,
-        application_name: 'baseplane-storage',
-      });
-      pool.on('error', () => undefined);
-      this.pools.set(projectId, pool);
-    }
-    return pool;
+  constructor(tenantClusterUrl: string, platformSecret: string, private readonly owners: OwnerPools) {
+    const password = deriveSecret(platformSecret, AUTHENTICATOR_PASSWORD_PURPOSE);
+    this.pools = new ProjectPools((projectId) => new pg.Pool({
+      connectionString: tenantOwnerUrl(tenantClusterUrl, 'authenticator', password, tenantDatabaseName(projectId)),
+      max: POOL_SIZE,
+      idleTimeoutMillis: 30_000,
+      application_name: 'baseplane-storage',
+    }));
   }
 
   /** The bucket's rules; 404 `not_found` when the project has no such bucket. */
@@ -71,7 +62,7 @@ export class StorageDb {
    */
   async transaction<T>(projectId: string, caller: Caller, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     try {
-      return await inTransaction(this.pool(projectId), async (client: pg.PoolClient) => {
+      return await inTransaction(this.pools.get(projectId), async (client: pg.PoolClient) => {
         await client.query(SETUP, [caller.role, caller.claims ? JSON.stringify(caller.claims) : '']);
         return work(client);
       }, unreachable);
@@ -81,15 +72,11 @@ export class StorageDb {
   }
 
   /** Closes a project's pool (deleted project). */
-  async drop(projectId: string): Promise<void> {
-    const pool = this.pools.get(projectId);
-    this.pools.delete(projectId);
-    await pool?.end().catch(() => undefined);
+  drop(projectId: string): Promise<void> {
+    return this.pools.drop(projectId);
   }
 
-  async closeAll(): Promise<void> {
-    const pools = [...this.pools.values()];
-    this.pools.clear();
-    await Promise.all(pools.map((pool) => pool.end().catch(() => undefined)));
+  closeAll(): Promise<void> {
+    return this.pools.closeAll();
   }
 }

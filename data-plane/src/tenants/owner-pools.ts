@@ -5,23 +5,22 @@
  */
 import pg from 'pg';
 import { ApiError, deriveSecret, inTransaction, ownerPasswordPurpose, tenantDatabaseName, tenantOwnerRole, tenantOwnerUrl } from '@baseplane/contracts';
+import { ProjectPools } from './project-pools';
 
 const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
 
 export class OwnerPools {
-  private readonly pools = new Map<string, pg.Pool>();
+  private readonly pools: ProjectPools;
 
-  constructor(private readonly tenantClusterUrl: string, private readonly platformSecret: string) {}
+  constructor(tenantClusterUrl: string, platformSecret: string) {
+    this.pools = new ProjectPools((projectId) => {
+      const password = deriveSecret(platformSecret, ownerPasswordPurpose(projectId));
+      return new pg.Pool({ connectionString: tenantOwnerUrl(tenantClusterUrl, tenantOwnerRole(projectId), password, tenantDatabaseName(projectId)), max: 5, idleTimeoutMillis: 30_000 });
+    });
+  }
 
   private pool(projectId: string): pg.Pool {
-    let pool = this.pools.get(projectId);
-    if (!pool) {
-      const password = deriveSecret(this.platformSecret, ownerPasswordPurpose(projectId));
-      pool = new pg.Pool({ connectionString: tenantOwnerUrl(this.tenantClusterUrl, tenantOwnerRole(projectId), password, tenantDatabaseName(projectId)), max: 5, idleTimeoutMillis: 30_000 });
-      pool.on('error', () => undefined);
-      this.pools.set(projectId, pool);
-    }
-    return pool;
+    return this.pools.get(projectId);
   }
 
   /** Runs `work` in one transaction as the project's owner; rolls back on any error. */
@@ -40,9 +39,7 @@ export class OwnerPools {
     }
   }
 
-  async closeAll(): Promise<void> {
-    const pools = [...this.pools.values()];
-    this.pools.clear();
-    await Promise.all(pools.map((pool) => pool.end()));
+  closeAll(): Promise<void> {
+    return this.pools.closeAll();
   }
 }
