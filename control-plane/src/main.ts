@@ -47,6 +47,14 @@ async function main(): Promise<void> {
     { logger: ['error', 'warn'] },
   );
   app.useGlobalFilters(new ApiErrorFilter(log));
+  // Any origin, as the data plane allows: callers authenticate with a Bearer token or a key in a header, never a cookie.
+  app.enableCors({
+    origin: '*',
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['authorization', 'apikey', 'content-type', 'accept', 'prefer', 'x-client-info'],
+    exposedHeaders: ['location', 'retry-after'],
+    maxAge: 86400,
+  });
   await app.listen(config.listenPort, '127.0.0.1');
   subscription.start();
   log.info({ port: config.listenPort }, 'control plane listening');
