@@ -2,10 +2,14 @@
  * First step of every data-plane request: the `apikey` (header or query)
  * names the project and the role. Missing ⇒ 401 `missing_api_key`, unknown ⇒
  * 401 `invalid_api_key`, project not serving ⇒ 503 `project_unavailable`.
+ * With it, a Bearer end-user token of that project makes the caller
+ * `authenticated`; a bad token is 401 and never falls back to anon.
  */
 import type { FastifyRequest } from 'fastify';
 import { ApiError, hashApiKey } from '@baseplane/contracts';
-import type { KeyMatch, ProjectDirectory } from '../directory/project-directory';
+import type { AccessTokens } from '../auth/access-tokens';
+import type { DirectoryEntry, KeyMatch, ProjectDirectory } from '../directory/project-directory';
+import type { Caller } from '../rest/execute';
 
 export function apiKeyOf(request: FastifyRequest): string | undefined {
   const header = request.headers.apikey;
@@ -23,4 +27,23 @@ export function resolveProject(directory: ProjectDirectory, request: FastifyRequ
     throw new ApiError(503, 'project_unavailable', `project is ${match.project.status}`);
   }
   return match;
+}
+
+/** The token of `Authorization: Bearer <token>`; undefined without the header, 401 when it is malformed. */
+export function bearerOf(request: FastifyRequest): string | undefined {
+  const authorization = request.headers.authorization;
+  if (authorization === undefined || authorization === '') return undefined;
+  const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+  if (!match) throw new ApiError(401, 'invalid_token', 'the Authorization header must be "Bearer <token>"');
+  return match[1]!;
+}
+
+/** The project and the database role of a request carrying an API key: its key's role, `authenticated` with a verified user token. */
+export async function resolveApiCaller(directory: ProjectDirectory, tokens: AccessTokens, request: FastifyRequest): Promise<{ project: DirectoryEntry; caller: Caller }> {
+  const { project, kind } = resolveProject(directory, request);
+  const bearer = bearerOf(request);
+  // Supabase clients send the API key itself as the Bearer when no user is signed in: that is not a user token.
+  const claims = bearer !== undefined && bearer !== apiKeyOf(request) ? { ...(await tokens.verify(project, bearer)) } : null;
+  if (kind === 'service') return { project, caller: { role: 'service_role', claims: claims && { ...claims, role: 'service_role' } } };
+  return { project, caller: claims ? { role: 'authenticated', claims } : { role: 'anon', claims: null } };
 }

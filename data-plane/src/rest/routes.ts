@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '@baseplane/contracts';
-import { apiKeyOf, resolveProject } from '../http/resolve-project';
+import { resolveApiCaller } from '../http/resolve-project';
 import type { DataApi } from './data-api';
 import type { Caller } from './execute';
 import { parseRequest } from './parse';
@@ -35,17 +35,8 @@ class StageTimer {
 
 /** The caller of a data request: role from the key, claims from a verified Bearer token. */
 async function callerOf(api: DataApi, request: FastifyRequest): Promise<{ projectId: string; caller: Caller }> {
-  const { project, kind } = resolveProject(api.directory, request);
-  const authorization = request.headers.authorization;
-  let claims: Record<string, unknown> | null = null;
-  if (authorization !== undefined && authorization !== '') {
-    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-    if (!match) throw new ApiError(401, 'invalid_token', 'the Authorization header must be "Bearer <token>"');
-    // Supabase clients send the API key itself as the Bearer when no user is signed in: that is not a user token.
-    if (match[1] !== apiKeyOf(request)) claims = { ...(await api.tokens.verify(project, match[1]!)) };
-  }
-  if (kind === 'service') return { projectId: project.projectId, caller: { role: 'service_role', claims: claims && { ...claims, role: 'service_role' } } };
-  return { projectId: project.projectId, caller: claims ? { role: 'authenticated', claims } : { role: 'anon', claims: null } };
+  const { project, caller } = await resolveApiCaller(api.directory, api.tokens, request);
+  return { projectId: project.projectId, caller };
 }
 
 /** Plans against the cache; a miss reloads the snapshot once (rate-limited) before it is answered. */

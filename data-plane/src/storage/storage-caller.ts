@@ -12,10 +12,10 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
-import { ApiError, IdParam, hashApiKey, notFound, validate, verifyPlatformToken } from '@baseplane/contracts';
+import { ApiError, IdParam, notFound, validate, verifyPlatformToken } from '@baseplane/contracts';
 import type { DirectoryEntry, ProjectDirectory } from '../directory/project-directory';
 import type { AccessTokens } from '../auth/access-tokens';
-import { apiKeyOf } from '../http/resolve-project';
+import { apiKeyOf, bearerOf, resolveApiCaller } from '../http/resolve-project';
 import type { Caller } from '../rest/execute';
 
 /** A resolved storage caller: the project it acts on and its role there. */
@@ -35,23 +35,17 @@ export class StorageCallers {
   /** The caller of a request on the project of the path (`rawProjectId`, checked to be a UUID). */
   async resolve(request: FastifyRequest, rawProjectId: string): Promise<StorageAccess> {
     const { id: projectId } = validate(IdParam, { id: rawProjectId }, 'path');
+    if (apiKeyOf(request)) return this.byKey(request, projectId);
     const bearer = bearerOf(request);
-    const key = apiKeyOf(request);
-    if (key) return this.byKey(key, bearer, projectId);
     if (bearer) return this.byOperator(bearer, projectId);
     throw new ApiError(401, 'invalid_token', 'a platform token (Authorization: Bearer) or a project API key (apikey) is required');
   }
 
-  private async byKey(key: string, bearer: string | undefined, projectId: string): Promise<StorageAccess> {
-    const match = this.directory.lookupKey(hashApiKey(key));
-    if (!match) throw new ApiError(401, 'invalid_api_key', 'invalid API key');
-    if (match.project.projectId !== projectId) throw new ApiError(401, 'invalid_api_key', 'this key belongs to another project');
-    const project = active(match.project);
-    if (match.kind === 'service') return { project, caller: { role: 'service_role', claims: null } };
-    // Supabase clients send the anon key itself as the Bearer when no user is signed in: that is not a user token.
-    if (!bearer || bearer === key) return { project, caller: { role: 'anon', claims: null } };
-    const claims = await this.tokens.verify(project, bearer);
-    return { project, caller: { role: 'authenticated', claims: { ...claims } } };
+  /** As on the data API (the key's role, `authenticated` with a user token), for the project of the path only. */
+  private async byKey(request: FastifyRequest, projectId: string): Promise<StorageAccess> {
+    const access = await resolveApiCaller(this.directory, this.tokens, request);
+    if (access.project.projectId !== projectId) throw new ApiError(401, 'invalid_api_key', 'this key belongs to another project');
+    return access;
   }
 
   private async byOperator(token: string, projectId: string): Promise<StorageAccess> {
@@ -70,13 +64,4 @@ export class StorageCallers {
 function active(project: DirectoryEntry): DirectoryEntry {
   if (project.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${project.status}`);
   return project;
-}
-
-/** The token of `Authorization: Bearer <token>`; 401 when the header is there but malformed. */
-function bearerOf(request: FastifyRequest): string | undefined {
-  const authorization = request.headers.authorization;
-  if (authorization === undefined || authorization === '') return undefined;
-  const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-  if (!match) throw new ApiError(401, 'invalid_token', 'the Authorization header must be "Bearer <token>"');
-  return match[1]!;
 }
