@@ -9,7 +9,8 @@ import { validate } from '../http/validate';
 import { CallerResolver } from '../http/caller';
 import { AccountsService } from '../accounts/accounts.service';
 import { ProjectsService } from './projects.service';
-import type { CommandOutcome } from './command-runner';
+import type { CommandContext } from '../domain/handle-command';
+import type { CommandOutcome, CommandRunner } from './command-runner';
 
 export const wantsAsync = (request: FastifyRequest) => /\brespond-async\b/i.test(String(request.headers.prefer ?? ''));
 
@@ -23,6 +24,24 @@ export async function answerCommand<T>(reply: FastifyReply, outcome: CommandOutc
   return {
     operation: outcome.operation ?? { id: outcome.operationId, status: 'pending', command: null, workflowId: null, startedAt: null, finishedAt: null, error: null },
   };
+}
+
+/**
+ * Runs a tenant command for the request's caller (without waiting when it asks
+ * `Prefer: respond-async`) and answers it as {@link answerCommand} does.
+ */
+export async function runAndAnswer<T>(
+  parts: { callers: CallerResolver; runner: CommandRunner },
+  request: FastifyRequest,
+  reply: FastifyReply,
+  projectId: string,
+  execute: (context: CommandContext) => Promise<{ events: unknown[] }>,
+  status: number,
+  resource: () => Promise<T>,
+) {
+  const caller = await parts.callers.resolve(request);
+  const outcome = await parts.runner.run(projectId, caller, wantsAsync(request), execute);
+  return answerCommand(reply, outcome, status, resource);
 }
 
 @Controller('api/projects')

@@ -21,7 +21,7 @@ import {
 import { validate } from '../http/validate';
 import { CallerResolver } from '../http/caller';
 import { CommandRunner } from '../projects/command-runner';
-import { answerCommand, wantsAsync } from '../projects/projects.controller';
+import { runAndAnswer } from '../projects/projects.controller';
 import { readBuckets } from '../tenants/storage-buckets';
 import { TenantConnections } from '../tenants/tenant-connections';
 import { ExecuteBucketCommand } from './bucket-command';
@@ -65,12 +65,8 @@ export class BucketsController {
     return this.send(request, reply, 200, { type: 'DeleteBucket', data: { projectId, name, force: force === 'true' } }, async () => ({ name, deleted: true }));
   }
 
-  private async send<T>(request: FastifyRequest, reply: FastifyReply, status: number, command: BucketCommand, resource: () => Promise<T>) {
-    const caller = await this.callers.resolve(request);
-    const outcome = await this.runner.run(command.data.projectId, caller, wantsAsync(request), (context) =>
-      this.commands.execute(new ExecuteBucketCommand(command, context)),
-    );
-    return answerCommand(reply, outcome, status, resource);
+  private send<T>(request: FastifyRequest, reply: FastifyReply, status: number, command: BucketCommand, resource: () => Promise<T>) {
+    return runAndAnswer({ callers: this.callers, runner: this.runner }, request, reply, command.data.projectId, (context) => this.commands.execute(new ExecuteBucketCommand(command, context)), status, resource);
   }
 
   private async bucket(projectId: string, name: string): Promise<Bucket> {

@@ -19,7 +19,7 @@ import {
 import { validate } from '../http/validate';
 import { CallerResolver } from '../http/caller';
 import { CommandRunner } from '../projects/command-runner';
-import { answerCommand, wantsAsync } from '../projects/projects.controller';
+import { runAndAnswer } from '../projects/projects.controller';
 import { readCatalog, type TableInfo } from '../tenants/catalog';
 import { TenantConnections } from '../tenants/tenant-connections';
 import { ExecuteSchemaCommand } from './schema-command';
@@ -121,12 +121,8 @@ export class TablesController {
     return this.send(request, reply, 200, { type: 'DropForeignKey', data: { projectId, table: name, name: fk } }, async () => ({ name: fk, dropped: true }));
   }
 
-  private async send<T>(request: FastifyRequest, reply: FastifyReply, status: number, command: SchemaCommand, resource: () => Promise<T>) {
-    const caller = await this.callers.resolve(request);
-    const outcome = await this.runner.run(command.data.projectId, caller, wantsAsync(request), (context) =>
-      this.commands.execute(new ExecuteSchemaCommand(command, context)),
-    );
-    return answerCommand(reply, outcome, status, resource);
+  private send<T>(request: FastifyRequest, reply: FastifyReply, status: number, command: SchemaCommand, resource: () => Promise<T>) {
+    return runAndAnswer({ callers: this.callers, runner: this.runner }, request, reply, command.data.projectId, (context) => this.commands.execute(new ExecuteSchemaCommand(command, context)), status, resource);
   }
 
   private catalog(projectId: string): Promise<TableInfo[]> {
