@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { bucketPrefix, type ObjectStore } from '@baseplane/contracts/object-store';
 import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
+import { servicePid } from '../../deploy/test/processes';
 import { putObject, servicesStore } from './storage-fixtures';
 
 let db: pg.Client;
@@ -18,10 +19,7 @@ let tenant: TenantDatabase;
 let store: ObjectStore;
 const OBJECTS = 40;
 
-async function workerPid(): Promise<number> {
-  const response = await fetch(`http://127.0.0.1:${inject('servicePorts').worker}/healthz`);
-  return ((await response.json()) as { pid: number }).pid;
-}
+const workerPid = () => servicePid(inject('servicePorts').worker);
 
 beforeAll(async () => {
   db = new pg.Client({ connectionString: inject('databaseUrl') });

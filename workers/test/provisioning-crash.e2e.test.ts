@@ -6,14 +6,12 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { bearer, call, signUpOperator, type Operator } from '../../deploy/test/http';
+import { servicePid } from '../../deploy/test/processes';
 
 let db: pg.Client;
 let operator: Operator;
 
-async function workerPid(): Promise<number> {
-  const response = await fetch(`http://127.0.0.1:${inject('servicePorts').worker}/healthz`);
-  return ((await response.json()) as { pid: number }).pid;
-}
+const workerPid = () => servicePid(inject('servicePorts').worker);
 
 beforeAll(async () => {
   db = new pg.Client({ connectionString: inject('databaseUrl') });
