@@ -245,3 +245,17 @@ describe('refusals', () => {
     { name: 'no key is 401', method: 'GET', url: '/rest/v1/posts', expectedStatus: 401, expectedContent: ['missing_api_key'] },
   ]);
 });
+
+describe('one round trip per request', () => {
+  it('runs a statement shape again on connections where it failed before, at bind or after', async () => {
+    // More rounds than the pool has connections, so a connection meets the shape again after its failure.
+    for (let round = 0; round < 15; round++) {
+      const bad = await get(`posts?select=id,title&id=eq.x${round}`);
+      expect(bad.status, bad.text).toBe(400);
+      expect(bad.text).toContain('22P02');
+      const good = await get('posts?select=id,title&id=eq.1');
+      expect(good.status, good.text).toBe(200);
+      expect(ids(good.body)).toEqual([1]);
+    }
+  });
+});

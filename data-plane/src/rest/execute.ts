@@ -10,6 +10,7 @@ import pg from 'pg';
 import { ApiError, AUTHENTICATOR_PASSWORD_PURPOSE, deriveSecret, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
 import { ProjectPools } from '../tenants/project-pools';
 import { databaseError } from './db-errors';
+import { OneSyncBatch, type BatchStep, type StepResult } from './one-sync';
 import { CATALOG_QUERY, snapshotFromCatalog } from './schema-cache';
 import type { SchemaSnapshot } from './schema-model';
 import type { Statement, StatementRow } from './sql';
@@ -30,8 +31,29 @@ export interface DataPoolOptions {
 }
 
 /** Role and claims for this transaction only: `set_config(…, true)` is SET LOCAL, and both values travel as parameters. */
-const SETUP = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)";
+const SETUP = { name: 'bp_setup', text: "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)" };
+/** The same for a read, which also makes the transaction read-only (allowed at any point of it, unlike the reverse). */
+const SETUP_READ_ONLY = {
+  name: 'bp_setup_read',
+  text: "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('transaction_read_only', 'on', true)",
+};
 const EMPTY_ROW: StatementRow = { body: null, page_count: 0, total: null };
+
+/** pg's own conversion of parameters to their wire form (`pg.utils` is on the default export, untyped). */
+const prepareValue = (pg as unknown as { utils: { prepareValue(value: unknown): string | Buffer | null } }).utils.prepareValue;
+const wireValues = (values: readonly unknown[]) => values.map((v) => prepareValue(v));
+
+/** The statement's one row from its text columns; `total` from the EXPLAIN when the count is estimated. */
+function statementRow(main: StepResult, estimate: StepResult | undefined): StatementRow {
+  const raw = main.rows[0];
+  const row: StatementRow = raw
+    ? { body: raw.body ?? null, page_count: Number(raw.page_count ?? 0), total: raw.total ?? null, ...('location' in raw ? { location: raw.location } : {}) }
+    : { ...EMPTY_ROW };
+  if (!estimate) return row;
+  const plan = estimate.fields[0]?.[0];
+  const planRows = plan ? (JSON.parse(plan) as Array<{ Plan: { 'Plan Rows': number } }>)[0]?.Plan['Plan Rows'] : undefined;
+  return { ...row, total: planRows === undefined ? null : Math.round(planRows) };
+}
 
 const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
 
@@ -55,7 +77,6 @@ export class DataPools {
 
   constructor(tenantClusterUrl: string, platformSecret: string, options: DataPoolOptions = {}) {
     const password = deriveSecret(platformSecret, AUTHENTICATOR_PASSWORD_PURPOSE);
-    // `pipeline` is pg ≥ 8.20's; its type definitions do not list it yet.
     this.pools = new ProjectPools((projectId) => new pg.Pool({
       connectionString: tenantOwnerUrl(tenantClusterUrl, 'authenticator', password, tenantDatabaseName(projectId)),
       max: options.maxConnections ?? 10,
@@ -64,9 +85,7 @@ export class DataPools {
       maxUses: 20_000,
       statement_timeout: options.statementTimeoutMs ?? 15_000,
       application_name: 'baseplane-data-plane',
-      // Queries go out without waiting for the previous answer: a request's transaction is one round trip.
-      pipeline: true,
-    } as pg.PoolConfig));
+    }));
   }
 
   private pool(projectId: string): pg.Pool {
@@ -78,10 +97,11 @@ export class DataPools {
    * returns its one row. Database errors come back mapped (db-errors.ts);
    * `beforeCommit` may refuse the row, which rolls the transaction back.
    *
-   * The connections run in pg's pipeline mode: BEGIN, the role and claims
-   * (`set_config(…, true)` is SET LOCAL), the statement and COMMIT go out
-   * together and come back in one round trip. A failed statement makes the
-   * COMMIT a rollback, so nothing of it stays.
+   * Without `beforeCommit` the role and claims (`set_config(…, true)` is SET
+   * LOCAL) and the statement go out as one batch under a single Sync: one
+   * round trip, one implicit transaction that PostgreSQL commits at the Sync
+   * or rolls back after an error (one-sync.ts). With it, the batch opens an
+   * explicit transaction that COMMIT or ROLLBACK ends after the check.
    */
   async run(projectId: string, caller: Caller, statement: Statement, readOnly: boolean, beforeCommit?: (row: StatementRow) => void): Promise<StatementRow> {
     let client: pg.PoolClient;
@@ -93,62 +113,38 @@ export class DataPools {
     const lost = () => undefined;
     client.on('error', lost);
     let broken = false;
-    const settled: Array<Promise<unknown>> = [];
-    const send = <R extends pg.QueryResultRow>(query: pg.QueryConfig) => {
-      const sent = client.query<R>(query);
-      settled.push(sent.catch(() => undefined));
-      return sent;
-    };
-    // The messages of the whole transaction leave in one write (pg corks per query; this cork spans them all).
-    const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+    const explicit = beforeCommit !== undefined;
+    let open = explicit;
     try {
-      stream?.cork?.();
-      let result: Promise<pg.QueryResult<StatementRow>>;
-      let commit: Promise<unknown> | undefined;
-      let estimate: Promise<pg.QueryResult<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>> | undefined;
-      const withEstimate = async (row: StatementRow): Promise<StatementRow> => {
-        if (!estimate) return row;
-        const planRows = (await estimate).rows[0]?.['QUERY PLAN'][0]?.Plan['Plan Rows'];
-        return { ...row, total: planRows === undefined ? null : Math.round(planRows) };
-      };
-      try {
-        void send({ text: readOnly ? 'begin read only' : 'begin' });
-        void send({ text: SETUP, values: [caller.role, caller.claims ? JSON.stringify(caller.claims) : ''] });
-        const name = statementName(statement.text);
-        result = send<StatementRow>(name ? { name, text: statement.text, values: statement.values } : { text: statement.text, values: statement.values });
-        if (statement.estimate) estimate = send<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(statement.estimate);
-        if (!beforeCommit) commit = send({ text: 'commit' });
-      } finally {
-        stream?.uncork?.();
+      const steps: BatchStep[] = [];
+      if (explicit) steps.push({ name: 'bp_begin', text: 'begin', values: [] });
+      steps.push(readOnly ? { ...SETUP_READ_ONLY, values: [caller.role, caller.claims ? JSON.stringify(caller.claims) : ''] } : { ...SETUP, values: [caller.role, caller.claims ? JSON.stringify(caller.claims) : ''] });
+      steps.push({ name: statementName(statement.text) ?? '', text: statement.text, values: wireValues(statement.values), describe: true });
+      if (statement.estimate) steps.push({ name: '', text: statement.estimate.text, values: wireValues(statement.estimate.values) });
+      const batch = new OneSyncBatch(steps);
+      void client.query(batch);
+      const results = await batch.done;
+      const row = statementRow(results[explicit ? 2 : 1]!, statement.estimate ? results[results.length - 1] : undefined);
+      if (explicit) {
+        try {
+          beforeCommit(row);
+        } catch (refusal) {
+          open = false;
+          await client.query('rollback');
+          throw refusal;
+        }
+        open = false;
+        await client.query('commit');
       }
-      if (commit) {
-        const row = await withEstimate((await result).rows[0] ?? EMPTY_ROW);
-        await commit;
-        return row;
-      }
-      const row = await withEstimate((await result).rows[0] ?? EMPTY_ROW);
-      try {
-        beforeCommit?.(row);
-      } catch (refusal) {
-        await send({ text: 'rollback' });
-        throw refusal;
-      }
-      await send({ text: 'commit' });
       return row;
     } catch (error) {
-      // Whatever was sent behind the failure has to be answered before the connection is reused.
-      await Promise.all(settled);
-      if (error instanceof ApiError) {
-        await client.query('rollback').catch(() => { broken = true; });
-        throw error;
-      }
+      if (open) await client.query('rollback').catch(() => { broken = true; });
+      if (error instanceof ApiError) throw error;
       const mapped = databaseError(error, caller.role);
-      await client.query('rollback').catch(() => { broken = true; });
       if (mapped) throw mapped;
       broken = true;
       throw unreachable();
     } finally {
-      await Promise.all(settled);
       client.off('error', lost);
       client.release(broken);
     }
