@@ -13,7 +13,7 @@ import { OwnerPools } from './tenants/owner-pools';
 import { CodeBook } from './auth/codes';
 import { createMailer, type Mailer } from './mail/mailer';
 import { ProjectMailers } from './mail/project-mailers';
-import { createDataApi, dataApiPoolSize } from './rest/data-api';
+import { createDataApi, dataApiPipelines, dataApiPoolSize } from './rest/data-api';
 import { ObjectUrls } from './storage/object-urls';
 import { StorageCallers } from './storage/storage-caller';
 import { StorageDb } from './storage/storage-db';
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const mailer: Mailer = config.smtpUrl
     ? createMailer(config.smtpUrl, config.mailFrom)
     : { send: () => Promise.reject(new ApiError(503, 'email_unavailable', 'no mail server is configured (SMTP_URL)')) };
-  const dataApi = createDataApi({ directory, tokens, tenantDatabaseUrl: config.tenantDatabaseUrl, platformSecret: config.platformSecret, maxConnections: dataApiPoolSize(process.env) });
+  const dataApi = createDataApi({ directory, tokens, tenantDatabaseUrl: config.tenantDatabaseUrl, platformSecret: config.platformSecret, maxConnections: dataApiPoolSize(process.env), pipelines: dataApiPipelines(process.env) });
   const mailers = new ProjectMailers(mailer, new SecretBox(config.platformSecret));
   const store = await createObjectStore(config);
   const storageDb = new StorageDb(config.tenantDatabaseUrl, config.platformSecret, tenants);

@@ -24,13 +24,23 @@ export interface DataApiOptions extends DataPoolOptions {
   platformSecret: string;
 }
 
-/** DATA_API_POOL_SIZE: connections per project and replica (default 10, 1 to 100). */
-export function dataApiPoolSize(env: Record<string, string | undefined>): number {
-  const raw = env.DATA_API_POOL_SIZE?.trim();
-  if (raw === undefined || raw === '') return 10;
+/** A whole number from `min` to 100 in `env[name]`, or `fallback` when unset. */
+function connectionCount(env: Record<string, string | undefined>, name: string, min: number, fallback: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
   const size = Number(raw);
-  if (!/^\d+$/.test(raw) || size < 1 || size > 100) throw new ConfigError('DATA_API_POOL_SIZE', `must be a whole number from 1 to 100, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || size < min || size > 100) throw new ConfigError(name, `must be a whole number from ${min} to 100, got "${raw}"`);
   return size;
+}
+
+/** DATA_API_POOL_SIZE: connections per project and replica a request may hold alone (default 10, 1 to 100). */
+export function dataApiPoolSize(env: Record<string, string | undefined>): number {
+  return connectionCount(env, 'DATA_API_POOL_SIZE', 1, 10);
+}
+
+/** DATA_API_PIPELINES: shared pipelined connections per project and replica (default 2, 0 to 100; 0 turns sharing off). */
+export function dataApiPipelines(env: Record<string, string | undefined>): number {
+  return connectionCount(env, 'DATA_API_PIPELINES', 0, 2);
 }
 
 /** Builds the data API's state and subscribes it to the event stream. */

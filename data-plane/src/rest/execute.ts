@@ -11,6 +11,7 @@ import { ApiError, AUTHENTICATOR_PASSWORD_PURPOSE, deriveSecret, tenantDatabaseN
 import { ProjectPools } from '../tenants/project-pools';
 import { databaseError } from './db-errors';
 import { OneSyncBatch, type BatchStep, type StepResult } from './one-sync';
+import { Pipelines } from './pipelines';
 import { CATALOG_QUERY, snapshotFromCatalog } from './schema-cache';
 import type { SchemaSnapshot } from './schema-model';
 import type { Statement, StatementRow } from './sql';
@@ -28,6 +29,8 @@ export interface DataPoolOptions {
   /** Connections per project and replica. */
   maxConnections?: number;
   statementTimeoutMs?: number;
+  /** Shared pipelined connections per project and replica (0: none). */
+  pipelines?: number;
 }
 
 /** Role and claims for this transaction only: `set_config(…, true)` is SET LOCAL, and both values travel as parameters. */
@@ -43,8 +46,27 @@ const EMPTY_ROW: StatementRow = { body: null, page_count: 0, total: null };
 const prepareValue = (pg as unknown as { utils: { prepareValue(value: unknown): string | Buffer | null } }).utils.prepareValue;
 const wireValues = (values: readonly unknown[]) => values.map((v) => prepareValue(v));
 
-/** The statement's one row from its text columns; `total` from the EXPLAIN when the count is estimated. */
-function statementRow(main: StepResult, estimate: StepResult | undefined): StatementRow {
+/** The batch of a request: [BEGIN,] the role and claims, the statement[, its EXPLAIN for an estimated count]. */
+function batchSteps(caller: Caller, statement: Statement, readOnly: boolean, explicit: boolean): BatchStep[] {
+  const claims = caller.claims ? JSON.stringify(caller.claims) : '';
+  const steps: BatchStep[] = [];
+  if (explicit) steps.push({ name: 'bp_begin', text: 'begin', values: [] });
+  steps.push({ ...(readOnly ? SETUP_READ_ONLY : SETUP), values: [caller.role, claims] });
+  steps.push({ name: statementName(statement.text) ?? '', text: statement.text, values: wireValues(statement.values), describe: true });
+  if (statement.estimate) steps.push({ name: '', text: statement.estimate.text, values: wireValues(statement.estimate.values) });
+  return steps;
+}
+
+/** A failed request as the API answers it: a refusal as is, a database error mapped, anything else 503. */
+function failure(error: unknown, caller: Caller): ApiError {
+  if (error instanceof ApiError) return error;
+  return databaseError(error, caller.role) ?? unreachable();
+}
+
+/** The statement's one row from the batch's results after the setup; `total` from the EXPLAIN when the count is estimated. */
+function statementRow(results: StepResult[], statement: Statement): StatementRow {
+  const main = results[1]!;
+  const estimate = statement.estimate ? results[2] : undefined;
   const raw = main.rows[0];
   const row: StatementRow = raw
     ? { body: raw.body ?? null, page_count: Number(raw.page_count ?? 0), total: raw.total ?? null, ...('location' in raw ? { location: raw.location } : {}) }
@@ -74,18 +96,23 @@ function statementName(text: string): string | undefined {
 
 export class DataPools {
   private readonly pools: ProjectPools;
+  private readonly pipelines: Pipelines;
 
   constructor(tenantClusterUrl: string, platformSecret: string, options: DataPoolOptions = {}) {
     const password = deriveSecret(platformSecret, AUTHENTICATOR_PASSWORD_PURPOSE);
-    this.pools = new ProjectPools((projectId) => new pg.Pool({
+    const connection = (projectId: string) => ({
       connectionString: tenantOwnerUrl(tenantClusterUrl, 'authenticator', password, tenantDatabaseName(projectId)),
+      statement_timeout: options.statementTimeoutMs ?? 15_000,
+      application_name: 'baseplane-data-plane',
+    });
+    this.pools = new ProjectPools((projectId) => new pg.Pool({
+      ...connection(projectId),
       max: options.maxConnections ?? 10,
       idleTimeoutMillis: 30_000,
       // Recycled now and then: named statements accumulate per connection.
       maxUses: 20_000,
-      statement_timeout: options.statementTimeoutMs ?? 15_000,
-      application_name: 'baseplane-data-plane',
     }));
+    this.pipelines = new Pipelines(connection, options.pipelines ?? 2);
   }
 
   private pool(projectId: string): pg.Pool {
@@ -100,10 +127,22 @@ export class DataPools {
    * Without `beforeCommit` the role and claims (`set_config(…, true)` is SET
    * LOCAL) and the statement go out as one batch under a single Sync: one
    * round trip, one implicit transaction that PostgreSQL commits at the Sync
-   * or rolls back after an error (one-sync.ts). With it, the batch opens an
-   * explicit transaction that COMMIT or ROLLBACK ends after the check.
+   * or rolls back after an error (one-sync.ts), sent on a shared pipelined
+   * connection when one flows (pipelines.ts), else on one of the pool's. With
+   * `beforeCommit`, the batch opens an explicit transaction on a pool
+   * connection, which COMMIT or ROLLBACK ends after the check.
    */
   async run(projectId: string, caller: Caller, statement: Statement, readOnly: boolean, beforeCommit?: (row: StatementRow) => void): Promise<StatementRow> {
+    const explicit = beforeCommit !== undefined;
+    const steps = batchSteps(caller, statement, readOnly, explicit);
+    const lane = explicit ? undefined : this.pipelines.take(projectId);
+    if (lane) {
+      try {
+        return statementRow(await lane.send(new OneSyncBatch(steps)), statement);
+      } catch (error) {
+        throw failure(error, caller);
+      }
+    }
     let client: pg.PoolClient;
     try {
       client = await this.pool(projectId).connect();
@@ -113,18 +152,11 @@ export class DataPools {
     const lost = () => undefined;
     client.on('error', lost);
     let broken = false;
-    const explicit = beforeCommit !== undefined;
     let open = explicit;
     try {
-      const steps: BatchStep[] = [];
-      if (explicit) steps.push({ name: 'bp_begin', text: 'begin', values: [] });
-      steps.push(readOnly ? { ...SETUP_READ_ONLY, values: [caller.role, caller.claims ? JSON.stringify(caller.claims) : ''] } : { ...SETUP, values: [caller.role, caller.claims ? JSON.stringify(caller.claims) : ''] });
-      steps.push({ name: statementName(statement.text) ?? '', text: statement.text, values: wireValues(statement.values), describe: true });
-      if (statement.estimate) steps.push({ name: '', text: statement.estimate.text, values: wireValues(statement.estimate.values) });
       const batch = new OneSyncBatch(steps);
       void client.query(batch);
-      const results = await batch.done;
-      const row = statementRow(results[explicit ? 2 : 1]!, statement.estimate ? results[results.length - 1] : undefined);
+      const row = statementRow((await batch.done).slice(explicit ? 1 : 0), statement);
       if (explicit) {
         try {
           beforeCommit(row);
@@ -139,11 +171,9 @@ export class DataPools {
       return row;
     } catch (error) {
       if (open) await client.query('rollback').catch(() => { broken = true; });
-      if (error instanceof ApiError) throw error;
-      const mapped = databaseError(error, caller.role);
-      if (mapped) throw mapped;
-      broken = true;
-      throw unreachable();
+      const answer = failure(error, caller);
+      if (answer.status === 503) broken = true;
+      throw answer;
     } finally {
       client.off('error', lost);
       client.release(broken);
@@ -163,10 +193,12 @@ export class DataPools {
 
   /** Closes a project's pool (deleted project). */
   drop(projectId: string): Promise<void> {
+    this.pipelines.drop(projectId);
     return this.pools.drop(projectId);
   }
 
   closeAll(): Promise<void> {
+    this.pipelines.closeAll();
     return this.pools.closeAll();
   }
 }

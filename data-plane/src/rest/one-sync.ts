@@ -1,14 +1,15 @@
 /**
  * A request's statements as one extended-protocol batch under a single Sync,
- * submitted through pg's `Submittable` hook (the one pg-cursor uses).
+ * submitted to pg as a Query subclass (pg's submittable hook; its pipeline
+ * mode takes only Query instances, whose rows all come back before the Sync).
  *
  * PostgreSQL runs everything between two Syncs as one implicit transaction:
  * it commits at the Sync, and after an error it skips the rest and rolls back
  * there. So `set_config(…, true)` (SET LOCAL) plus the statement need no
- * BEGIN and COMMIT of their own: two statements and one ReadyForQuery instead
- * of four of each, which is most of what a small read costs PostgreSQL.
+ * BEGIN and COMMIT of their own, and batches of different requests can follow
+ * each other on one connection without waiting (pipelines.ts).
  */
-import type pg from 'pg';
+import pg from 'pg';
 
 /** One statement of the batch; `name` '' means unnamed (parsed every time). */
 export interface BatchStep {
@@ -26,41 +27,66 @@ export interface StepResult {
   fields: Array<Array<string | null>>;
 }
 
-/** The parts of pg's Connection the batch writes to (pg's own Query uses the same). */
+/** The parts of pg's Connection a batch writes to (pg's own Query uses the same). */
 interface Wire {
   parsedStatements: Record<string, string>;
   stream: { cork?: () => void; uncork?: () => void };
-  parse(config: { name: string; text: string; types?: unknown[] }): void;
+  parse(config: { name: string; text: string }): void;
   bind(config: { statement: string; values: ReadonlyArray<string | Buffer | null> }): void;
   describe(config: { type: 'P'; name: string }): void;
-  execute(config: { portal: string; rows?: number }): void;
+  execute(config: { portal: string }): void;
   sync(): void;
   on(event: 'parseComplete', listener: () => void): void;
-  off(event: 'parseComplete', listener: () => void): void;
 }
 
 /**
- * Sends `steps` with one Sync and resolves with each step's rows once
- * PostgreSQL is ready again, or rejects with its first error (the batch rolled
- * back, the connection is clean). Named statements are parsed once per
- * connection and recorded in pg's own `parsedStatements`, so its Query agrees.
+ * Named statements of one connection. Parsed ones live in pg's own
+ * `parsedStatements`, so its Query agrees; one whose Parse is still on the way
+ * (an earlier batch sent it) is pending, and a batch meeting it parses its own
+ * unnamed copy: if that earlier batch fails before its Parse, nothing here
+ * depends on it. ParseComplete messages go to the oldest unanswered batch,
+ * since the connection answers in order.
  */
-export class OneSyncBatch implements pg.Submittable {
+class ConnectionStatements {
+  readonly pending = new Set<string>();
+  readonly batches: OneSyncBatch[] = [];
+
+  constructor(readonly wire: Wire) {
+    wire.on('parseComplete', () => this.batches[0]?.parsedOne());
+  }
+}
+
+const statementsByConnection = new WeakMap<object, ConnectionStatements>();
+
+function statementsOf(wire: Wire): ConnectionStatements {
+  let statements = statementsByConnection.get(wire);
+  if (!statements) {
+    statements = new ConnectionStatements(wire);
+    statementsByConnection.set(wire, statements);
+  }
+  return statements;
+}
+
+/**
+ * Sends `steps` with one Sync; `done` resolves with each step's rows once
+ * PostgreSQL has answered the Sync, or rejects with its first error (the
+ * batch rolled back; the connection is clean for the next one).
+ */
+export class OneSyncBatch extends (pg.Query as unknown as new (config: { text: string }) => object) implements pg.Submittable {
   readonly done: Promise<StepResult[]>;
   private resolve!: (results: StepResult[]) => void;
   private reject!: (error: unknown) => void;
   private readonly results: StepResult[];
   private columns: string[] | null = null;
   private step = 0;
-  private parsing: BatchStep[] = [];
-  private parsed = 0;
-  private wire: Wire | null = null;
-  private readonly onParsed = () => {
-    const step = this.parsing[this.parsed++];
-    if (step && this.wire) this.wire.parsedStatements[step.name] = step.text;
-  };
+  private statements: ConnectionStatements | null = null;
+  /** Each Parse this batch sent, in order: the named step it creates, or null for an unnamed one. */
+  private readonly parses: Array<BatchStep | null> = [];
+  private parseAnswers = 0;
+  private readonly confirmed = new Set<BatchStep>();
 
   constructor(private readonly steps: readonly BatchStep[]) {
+    super({ text: '' });
     this.results = steps.map(() => ({ rows: [], fields: [] }));
     this.done = new Promise((resolve, reject) => {
       this.resolve = resolve;
@@ -69,15 +95,21 @@ export class OneSyncBatch implements pg.Submittable {
   }
 
   submit(connection: unknown): void {
-    const wire = connection as Wire;
-    this.wire = wire;
-    this.parsing = this.steps.filter((s) => s.name !== '' && wire.parsedStatements[s.name] !== s.text);
-    if (this.parsing.length > 0) wire.on('parseComplete', this.onParsed);
+    const statements = statementsOf(connection as Wire);
+    const wire = statements.wire;
+    this.statements = statements;
+    statements.batches.push(this);
     wire.stream.cork?.();
     try {
       for (const step of this.steps) {
-        if (step.name === '' || wire.parsedStatements[step.name] !== step.text) wire.parse({ name: step.name, text: step.text });
-        wire.bind({ statement: step.name, values: step.values });
+        let name = step.name;
+        if (name === '' || wire.parsedStatements[name] !== step.text) {
+          if (name !== '' && statements.pending.has(name)) name = '';
+          if (name !== '') statements.pending.add(name);
+          this.parses.push(name === '' ? null : step);
+          wire.parse({ name, text: step.text });
+        }
+        wire.bind({ statement: name, values: step.values });
         if (step.describe) wire.describe({ type: 'P', name: '' });
         wire.execute({ portal: '' });
       }
@@ -85,6 +117,15 @@ export class OneSyncBatch implements pg.Submittable {
     } finally {
       wire.stream.uncork?.();
     }
+  }
+
+  /** A ParseComplete for this batch: they come in the order the Parses went. */
+  parsedOne(): void {
+    const step = this.parses[this.parseAnswers++];
+    if (!step || !this.statements) return;
+    this.statements.wire.parsedStatements[step.name] = step.text;
+    this.statements.pending.delete(step.name);
+    this.confirmed.add(step);
   }
 
   handleRowDescription(message: { fields: Array<{ name: string }> }): void {
@@ -130,6 +171,12 @@ export class OneSyncBatch implements pg.Submittable {
   }
 
   private finish(): void {
-    if (this.parsing.length > 0) this.wire?.off('parseComplete', this.onParsed);
+    const statements = this.statements;
+    if (!statements) return;
+    const at = statements.batches.indexOf(this);
+    if (at >= 0) statements.batches.splice(at, 1);
+    // Parses that never completed (the batch failed first): the next batch parses them again.
+    for (const step of this.parses) if (step && !this.confirmed.has(step)) statements.pending.delete(step.name);
+    this.statements = null;
   }
 }

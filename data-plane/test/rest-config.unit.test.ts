@@ -1,0 +1,21 @@
+/** The data API's two connection settings: defaults, bounds, and a clear refusal of anything else. */
+import { describe, expect, it } from 'vitest';
+import { dataApiPipelines, dataApiPoolSize } from '../src/rest/data-api';
+
+describe('DATA_API_POOL_SIZE and DATA_API_PIPELINES', () => {
+  it('default to 10 exclusive connections and 2 shared ones', () => {
+    expect(dataApiPoolSize({})).toBe(10);
+    expect(dataApiPipelines({ DATA_API_PIPELINES: ' ' })).toBe(2);
+  });
+
+  it('take whole numbers within their bounds; 0 pipelines turns sharing off', () => {
+    expect(dataApiPoolSize({ DATA_API_POOL_SIZE: '4' })).toBe(4);
+    expect(dataApiPipelines({ DATA_API_PIPELINES: '0' })).toBe(0);
+    expect(dataApiPipelines({ DATA_API_PIPELINES: '100' })).toBe(100);
+  });
+
+  it('refuse anything else, naming the variable', () => {
+    expect(() => dataApiPoolSize({ DATA_API_POOL_SIZE: '0' })).toThrow(/DATA_API_POOL_SIZE/);
+    for (const bad of ['-1', '1.5', 'two', '101']) expect(() => dataApiPipelines({ DATA_API_PIPELINES: bad })).toThrow(/DATA_API_PIPELINES.*whole number from 0 to 100/);
+  });
+});
