@@ -3,15 +3,24 @@
  * fresh stack — sign-ins (bound by argon2id at the chosen cost), refreshes
  * (each client rotating its own session's token), and `GET /me`. Baseline in
  * the same run: argon2id verifications per second in this process, on the
- * same cores, with the same parameters.
+ * same cores, with the same parameters. The HTTP load runs in a worker
+ * thread (http-load.ts), apart from the gateway's event loop.
  */
 import argon2 from 'argon2';
 import { PASSWORD_HASH_COST } from '@baseplane/contracts';
-import { closedLoop, expectStatus, printLoad, printRatio, run, withBenchStack } from './measure';
+import { httpLoad, type LoadResult as HttpLoadResult, type RequestSpec } from './http-load';
+import { closedLoop, expectStatus, printLoad, printRatio, run, withBenchStack, type LoadResult } from './measure';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const WARM_UP_SECONDS = 1;
 const PASSWORD = 'benchmark password';
+
+/** The HTTP loop's answer as the printing expects it; a failed answer ends the bench (a figure over errors means nothing). */
+function counted(result: HttpLoadResult): LoadResult {
+  if (result.errors > 0) throw new Error(`${result.errors} requests failed (first: ${result.firstError})`);
+  return { requests: result.latencies.length, perSecond: result.perSecond, latencies: result.latencies };
+}
 
 run(() =>
   withBenchStack(async ({ stack, call }) => {
@@ -42,21 +51,15 @@ run(() =>
       if (!(await argon2.verify(hash, PASSWORD))) throw new Error('argon2 verify failed');
     });
 
-    const signins = await closedLoop(CLIENTS, SECONDS, async (client) => {
-      await post('signin', { email: emails[client], password: PASSWORD });
-    });
-    const refreshes = await closedLoop(CLIENTS, SECONDS, async (client) => {
-      const next = await post('refresh', { refreshToken: refreshTokens[client] });
-      refreshTokens[client] = next.refreshToken;
-      accessTokens[client] = next.accessToken;
-    });
-    const meAt = (base: string) => closedLoop(CLIENTS, SECONDS, async (client) => {
-      const response = await fetch(new URL('/rest/v1/auth/me', base), { headers: { authorization: `Bearer ${accessTokens[client]}` } });
-      await response.arrayBuffer();
-      if (response.status !== 200) throw new Error(`me: ${response.status}`);
-    });
+    const auth = (base: string, spec: Omit<RequestSpec, 'status'>) =>
+      httpLoad(base, { ...spec, status: 200 }, { concurrency: CLIENTS, seconds: SECONDS, warmUpSeconds: WARM_UP_SECONDS }).then(counted);
+    const keyed = { apikey: anonKey };
+    const signins = await auth(stack.baseUrl, { method: 'POST', path: '/rest/v1/auth/signin', headers: keyed, body: `{"email":"{state}","password":"${PASSWORD}"}`, states: emails });
+    // Each connection rotates its own session's refresh token: every answer's token is the next call's.
+    const refreshes = await auth(stack.baseUrl, { method: 'POST', path: '/rest/v1/auth/refresh', headers: keyed, body: '{"refreshToken":"{state}"}', states: refreshTokens, nextState: 'refreshToken' });
+    // Access tokens outlive the rotations of their session's refresh token.
+    const meAt = (base: string) => auth(base, { method: 'GET', path: '/rest/v1/auth/me', headers: { authorization: 'Bearer {state}' }, states: accessTokens });
     const me = await meAt(stack.baseUrl);
-    // The gateway is the local stack's Node proxy; the same loop straight to one replica shows what it costs.
     const meDirect = await meAt(`http://127.0.0.1:${stack.servicePorts.dataPlanes[0]}`);
 
     console.log('');

@@ -4,12 +4,12 @@
  * key with RLS on (anon key, then a user token), a 20-row list, a single-row
  * insert, and PostgreSQL answering the same prepared query directly (the same
  * closed client loop, over pg), whose ratio to the API's GET is printed.
- * The HTTP load runs in a worker thread, apart from the gateway's event loop.
+ * The HTTP load runs in a worker thread, apart from the gateway's event loop (http-load.ts).
  * It prints figures; it never fails for a slow machine.
  */
-import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { tenantDatabaseName } from '@baseplane/contracts';
+import { httpLoad, type LoadResult, type RequestSpec } from './http-load';
 import { expectStatus, percentile, run, withBenchStack } from './measure';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
@@ -17,76 +17,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const WARM_UP_SECONDS = 2;
 const ROWS = 1000;
 
-/** One kind of request; `{n}` in path or body becomes a random 1..ROWS. */
-interface RequestSpec {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body?: string;
-  /** Status every answer must have (others are counted as errors). */
-  status: number;
-}
-
-interface LoadResult {
-  perSecond: number;
-  latencies: number[];
-  errors: number;
-  firstError?: string;
-}
-
-/** The closed loop, as a CommonJS worker: `concurrency` keep-alive connections, each sending its next request when the last answered. */
-const HTTP_LOOP = `
-const { parentPort, workerData } = require('node:worker_threads');
-const http = require('node:http');
-const { base, spec, concurrency, seconds, warmUp, rows } = workerData;
-const url = new URL(base);
-const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
-const fill = (text) => text.replace(/\\{n\\}/g, () => String(1 + Math.floor(Math.random() * rows)));
-function once() {
-  return new Promise((resolve) => {
-    const body = spec.body === undefined ? undefined : fill(spec.body);
-    const headers = { ...spec.headers, ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }) };
-    const request = http.request({ agent, host: url.hostname, port: url.port, method: spec.method, path: fill(spec.path), headers }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk) => { text += chunk; });
-      response.on('end', () => resolve(response.statusCode === spec.status ? null : response.statusCode + ' ' + text.slice(0, 200)));
-    });
-    request.on('error', (error) => resolve(String(error)));
-    request.end(body);
-  });
-}
-(async () => {
-  const latencies = [];
-  let errors = 0;
-  let firstError;
-  const start = performance.now();
-  const measureFrom = start + warmUp * 1000;
-  const end = measureFrom + seconds * 1000;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < end) {
-      const sent = performance.now();
-      const error = await once();
-      if (sent < measureFrom) continue;
-      if (error) { errors++; firstError ??= error; }
-      latencies.push(performance.now() - sent);
-    }
-  }));
-  agent.destroy();
-  parentPort.postMessage({ perSecond: latencies.length / seconds, latencies, errors, firstError });
-})();
-`;
-
-function httpLoad(base: string, spec: RequestSpec): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(HTTP_LOOP, { eval: true, workerData: { base, spec, concurrency: CONCURRENCY, seconds: SECONDS, warmUp: WARM_UP_SECONDS, rows: ROWS } });
-    worker.once('message', (result: LoadResult) => {
-      resolve(result);
-      void worker.terminate();
-    });
-    worker.once('error', reject);
-  });
-}
+const load = (base: string, spec: RequestSpec) => httpLoad(base, spec, { concurrency: CONCURRENCY, seconds: SECONDS, warmUpSeconds: WARM_UP_SECONDS, rows: ROWS });
 
 /** The same closed loop straight to PostgreSQL: one prepared statement per connection. */
 async function pgLoad(url: string, text: string): Promise<LoadResult> {
@@ -143,20 +74,20 @@ run(() =>
     const anon = { apikey: anonKey };
     const user = { apikey: anonKey, authorization: `Bearer ${session.accessToken}` };
     const base = stack.baseUrl;
-    const getAnon = await httpLoad(base, { method: 'GET', path: '/rest/v1/items?id=eq.{n}', headers: anon, status: 200 });
+    const getAnon = await load(base, { method: 'GET', path: '/rest/v1/items?id=eq.{n}', headers: anon, status: 200 });
     print('GET one row by primary key, RLS on, anon key', getAnon);
-    const getUser = await httpLoad(base, { method: 'GET', path: '/rest/v1/notes?id=eq.{n}', headers: user, status: 200 });
+    const getUser = await load(base, { method: 'GET', path: '/rest/v1/notes?id=eq.{n}', headers: user, status: 200 });
     print('GET one row by primary key, RLS on, user token', getUser);
-    const list = await httpLoad(base, { method: 'GET', path: '/rest/v1/items?order=id&limit=20&offset={n}', headers: anon, status: 200 });
+    const list = await load(base, { method: 'GET', path: '/rest/v1/items?order=id&limit=20&offset={n}', headers: anon, status: 200 });
     print('GET 20 rows, ordered', list);
-    const insert = await httpLoad(base, { method: 'POST', path: '/rest/v1/inserts', headers: { apikey: serviceKey }, body: '{"label":"row {n}"}', status: 201 });
+    const insert = await load(base, { method: 'POST', path: '/rest/v1/inserts', headers: { apikey: serviceKey }, body: '{"label":"row {n}"}', status: 201 });
     print('POST one row (service key)', insert);
 
     const tenantUrl = new URL(stack.tenantDatabaseUrl);
     tenantUrl.pathname = `/${tenantDatabaseName(id)}`;
     const raw = await pgLoad(tenantUrl.toString(), 'select coalesce(json_agg(t), \'[]\')::text from (select * from public.items where id = $1) t');
     print('baseline: PostgreSQL, same query prepared, direct', raw);
-    const direct = stack.servicePorts.dataPlanes.length > 0 ? await httpLoad(`http://127.0.0.1:${stack.servicePorts.dataPlanes[0]}`, { method: 'GET', path: '/rest/v1/items?id=eq.{n}', headers: anon, status: 200 }) : undefined;
+    const direct = stack.servicePorts.dataPlanes.length > 0 ? await load(`http://127.0.0.1:${stack.servicePorts.dataPlanes[0]}`, { method: 'GET', path: '/rest/v1/items?id=eq.{n}', headers: anon, status: 200 }) : undefined;
     if (direct) print('GET one row, anon, one replica without the gateway', direct);
 
     // The goals are read on both paths: the gateway here is the local stack's Node proxy, which a deployment
