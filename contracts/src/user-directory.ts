@@ -12,6 +12,8 @@ import { ApiError } from './errors';
 /** What these functions need of a database client (pg's PoolClient is one). */
 export interface SqlClient {
   query<R extends Record<string, any> = any>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+  /** A named statement: each connection parses and plans it once (pg's QueryConfig). */
+  query<R extends Record<string, any> = any>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
@@ -196,8 +198,10 @@ export type RotatedRefreshToken =
  */
 export async function rotateRefreshToken(client: SqlClient, token: string, ttlSeconds: number, requireVerified: boolean): Promise<RotatedRefreshToken> {
   const next = randomBytes(32).toString('base64url');
-  const { rows } = await client.query<UserRow & { outcome: 'renewed' | 'reused' | 'invalid' | 'unverified'; session_id: string | null }>(
-    `with old as (
+  const { rows } = await client.query<UserRow & { outcome: 'renewed' | 'reused' | 'invalid' | 'unverified'; session_id: string | null }>({
+    // Named: planning this statement costs more than running it, so each connection plans it once.
+    name: 'auth_rotate_refresh_token',
+    text: `with old as (
        select t.token_hash, t.session_id, t.user_id, t.revoked_at, t.expires_at <= now() as expired,
               t.revoked_at > now() - make_interval(secs => $2) as in_grace, s.revoked_at is not null as session_revoked
        from auth.refresh_tokens t join auth.sessions s on s.id = t.session_id
@@ -230,8 +234,8 @@ export async function rotateRefreshToken(client: SqlClient, token: string, ttlSe
      select o.outcome, r.session_id, u.* from outcome o
      left join renewable r on o.outcome = 'renewed'
      left join auth.users u on u.id = r.user_id`,
-    [hashToken(token), REFRESH_REUSE_GRACE_SECONDS, hashToken(next), ttlSeconds, requireVerified],
-  );
+    values: [hashToken(token), REFRESH_REUSE_GRACE_SECONDS, hashToken(next), ttlSeconds, requireVerified],
+  });
   const row = rows[0]!;
   if (row.outcome !== 'renewed') return { kind: row.outcome };
   return { kind: 'renewed', user: toUser(row), sessionId: row.session_id!, refreshToken: next };
@@ -239,10 +243,11 @@ export async function rotateRefreshToken(client: SqlClient, token: string, ttlSe
 
 /** The user of a live session, in one statement (the check every signed-in request makes). */
 export async function findSessionUser(client: SqlClient, sessionId: string, userId: string): Promise<StoredUser | undefined> {
-  const { rows } = await client.query<UserRow>(
-    'select u.* from auth.sessions s join auth.users u on u.id = s.user_id where s.id = $1 and u.id = $2 and s.revoked_at is null',
-    [sessionId, userId],
-  );
+  const { rows } = await client.query<UserRow>({
+    name: 'auth_find_session_user',
+    text: 'select u.* from auth.sessions s join auth.users u on u.id = s.user_id where s.id = $1 and u.id = $2 and s.revoked_at is null',
+    values: [sessionId, userId],
+  });
   return rows[0] && toUser(rows[0]);
 }
 

@@ -127,18 +127,24 @@ export class DataPools {
    * Without `beforeCommit` the role and claims (`set_config(…, true)` is SET
    * LOCAL) and the statement go out as one batch under a single Sync: one
    * round trip, one implicit transaction that PostgreSQL commits at the Sync
-   * or rolls back after an error (one-sync.ts), sent on a shared pipelined
-   * connection when one flows (pipelines.ts), else on one of the pool's. With
+   * or rolls back after an error (one-sync.ts). A read goes on a shared
+   * pipelined connection when one flows (pipelines.ts), anything else on one
+   * of the pool's. With
    * `beforeCommit`, the batch opens an explicit transaction on a pool
    * connection, which COMMIT or ROLLBACK ends after the check.
    */
   async run(projectId: string, caller: Caller, statement: Statement, readOnly: boolean, beforeCommit?: (row: StatementRow) => void): Promise<StatementRow> {
     const explicit = beforeCommit !== undefined;
     const steps = batchSteps(caller, statement, readOnly, explicit);
-    const lane = explicit ? undefined : this.pipelines.take(projectId);
+    // Reads only: a write's COMMIT waits for its WAL flush, and on a shared connection every batch behind it would wait too.
+    const lane = readOnly && !explicit ? this.pipelines.take(projectId) : undefined;
     if (lane) {
       try {
-        return statementRow(await lane.send(new OneSyncBatch(steps)), statement);
+        const batch = new OneSyncBatch(steps);
+        return statementRow(await lane.run((client) => {
+          void client.query(batch);
+          return batch.done;
+        }), statement);
       } catch (error) {
         throw failure(error, caller);
       }

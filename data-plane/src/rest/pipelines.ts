@@ -1,6 +1,7 @@
 /**
  * Shared, pipelined connections per project for requests that are one batch
- * under one Sync (one-sync.ts): many requests' batches follow each other on
+ * under one Sync (one-sync.ts, or a single pg query, which pipeline mode sends
+ * with its own Sync): many requests' batches follow each other on
  * one connection without waiting for the previous answer. PostgreSQL then
  * reads several batches per wake-up and answers them in one write, which on
  * a busy machine is most of the cost of a small request (bench:rest).
@@ -12,7 +13,6 @@
  * otherwise the caller uses an exclusive connection from the pool.
  */
 import pg from 'pg';
-import type { OneSyncBatch, StepResult } from './one-sync';
 
 /** A lane whose oldest unanswered batch is older than this takes no more. */
 const STALL_MS = 20;
@@ -23,7 +23,7 @@ const IDLE_CLOSE_MS = 30_000;
 /** After a failed connect, a project's lanes wait this long before trying again (the pool answers meanwhile). */
 const RETRY_CONNECT_MS = 1_000;
 
-class Lane {
+export class Lane {
   inFlight = 0;
   uses = 0;
   lastUsed = Date.now();
@@ -46,7 +46,12 @@ class Lane {
     return this.inFlight === 0 || now - this.sentAt[0]! < STALL_MS;
   }
 
-  send(batch: OneSyncBatch): Promise<StepResult[]> {
+  /**
+   * Sends what `submit` writes on the lane's connection (one or more
+   * single-Sync queries: a OneSyncBatch, or a pg query, which pipeline mode
+   * sends with its own Sync) and counts it in flight until it settles.
+   */
+  run<T>(submit: (client: pg.Client) => Promise<T>): Promise<T> {
     this.inFlight++;
     this.uses++;
     const now = Date.now();
@@ -60,15 +65,15 @@ class Lane {
       stream.cork();
       setImmediate(this.flush);
     }
-    void this.client.query(batch);
     const settle = () => {
       this.inFlight--;
       this.sentAt.shift();
       this.lastUsed = Date.now();
       if (this.retired && this.inFlight === 0) this.close();
     };
-    batch.done.then(settle, settle);
-    return batch.done;
+    const answer = submit(this.client);
+    answer.then(settle, settle);
+    return answer;
   }
 
   close(): void {
