@@ -1,9 +1,9 @@
 /**
  * Stage 4 of a data request, the only one touching PostgreSQL (PostgREST's
- * `MainTx`): per project a bounded pool of `authenticator` connections; per
- * request one transaction with `SET LOCAL ROLE` and the caller's claims in
- * `request.jwt.claims`, the statement, COMMIT. Also reads the catalog for
- * the schema cache.
+ * `MainTx`): per project a bounded pool of `authenticator` connections and
+ * a few shared pipelined ones for reads; per request one transaction with
+ * `SET LOCAL ROLE` and the caller's claims in `request.jwt.claims` and the
+ * statement, sent as one batch. Also reads the catalog for the schema cache.
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
