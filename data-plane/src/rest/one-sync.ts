@@ -45,7 +45,10 @@ interface Wire {
  * (an earlier batch sent it) is pending, and a batch meeting it parses its own
  * unnamed copy: if that earlier batch fails before its Parse, nothing here
  * depends on it. ParseComplete messages go to the oldest unanswered batch,
- * since the connection answers in order.
+ * since the connection answers in order; this holds because the data API's
+ * connections carry only batches besides pg queries without parameters
+ * (COMMIT, ROLLBACK, the catalog read), which go by the simple protocol and
+ * send no Parse.
  */
 class ConnectionStatements {
   readonly pending = new Set<string>();
