@@ -26,20 +26,24 @@ export interface Caller {
 }
 
 export interface DataPoolOptions {
-  /** Connections per project and replica. */
+  /** Connections per project and replica that a request holds alone (writes, and reads when no shared one flows). */
   maxConnections?: number;
   statementTimeoutMs?: number;
   /** Shared pipelined connections per project and replica (0: none). */
   pipelines?: number;
 }
 
-/** Role and claims for this transaction only: `set_config(…, true)` is SET LOCAL, and both values travel as parameters. */
-const SETUP = { name: 'bp_setup', text: "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)" };
+/** Role and claims for this transaction only: `set_config(…, true)` is SET LOCAL, and both values travel as parameters ({@link callerSetupValues}). */
+export const CALLER_SETUP = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)";
+
+/** The parameters of {@link CALLER_SETUP}: the role, and the claims as JSON ('' for none). */
+export function callerSetupValues(caller: Caller): [string, string] {
+  return [caller.role, caller.claims ? JSON.stringify(caller.claims) : ''];
+}
+
+const SETUP = { name: 'bp_setup', text: CALLER_SETUP };
 /** The same for a read, which also makes the transaction read-only (allowed at any point of it, unlike the reverse). */
-const SETUP_READ_ONLY = {
-  name: 'bp_setup_read',
-  text: "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true), set_config('transaction_read_only', 'on', true)",
-};
+const SETUP_READ_ONLY = { name: 'bp_setup_read', text: `${CALLER_SETUP}, set_config('transaction_read_only', 'on', true)` };
 const EMPTY_ROW: StatementRow = { body: null, page_count: 0, total: null };
 
 /** pg's own conversion of parameters to their wire form (`pg.utils` is on the default export, untyped). */
@@ -48,10 +52,9 @@ const wireValues = (values: readonly unknown[]) => values.map((v) => prepareValu
 
 /** The batch of a request: [BEGIN,] the role and claims, the statement[, its EXPLAIN for an estimated count]. */
 function batchSteps(caller: Caller, statement: Statement, readOnly: boolean, explicit: boolean): BatchStep[] {
-  const claims = caller.claims ? JSON.stringify(caller.claims) : '';
   const steps: BatchStep[] = [];
   if (explicit) steps.push({ name: 'bp_begin', text: 'begin', values: [] });
-  steps.push({ ...(readOnly ? SETUP_READ_ONLY : SETUP), values: [caller.role, claims] });
+  steps.push({ ...(readOnly ? SETUP_READ_ONLY : SETUP), values: callerSetupValues(caller) });
   steps.push({ name: statementName(statement.text) ?? '', text: statement.text, values: wireValues(statement.values), describe: true });
   if (statement.estimate) steps.push({ name: '', text: statement.estimate.text, values: wireValues(statement.estimate.values) });
   return steps;

@@ -13,7 +13,7 @@ import pg from 'pg';
 import { ApiError, AUTHENTICATOR_PASSWORD_PURPOSE, deriveSecret, inTransaction, notFound, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
 import type { OwnerPools } from '../tenants/owner-pools';
 import { ProjectPools } from '../tenants/project-pools';
-import type { Caller } from '../rest/execute';
+import { CALLER_SETUP, callerSetupValues, type Caller } from '../rest/execute';
 import { databaseError } from '../rest/db-errors';
 
 /** A bucket's rules, as the upload and the public URL need them. */
@@ -26,7 +26,6 @@ export interface BucketRules {
 
 /** Connections per project and replica: uploads hold one for as long as their bytes flow. */
 const POOL_SIZE = 10;
-const SETUP = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)";
 const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
 
 export class StorageDb {
@@ -63,7 +62,7 @@ export class StorageDb {
   async transaction<T>(projectId: string, caller: Caller, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     try {
       return await inTransaction(this.pools.get(projectId), async (client: pg.PoolClient) => {
-        await client.query(SETUP, [caller.role, caller.claims ? JSON.stringify(caller.claims) : '']);
+        await client.query(CALLER_SETUP, callerSetupValues(caller));
         return work(client);
       }, unreachable);
     } catch (error) {
