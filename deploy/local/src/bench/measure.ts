@@ -29,10 +29,42 @@ export interface BenchContext {
 }
 
 /** Runs `bench` against a fresh local stack (configured from `env`, default process.env) in a temporary directory, then removes it. */
+/** Set once a signal has asked the bench to stop: what fails after it is the stack going away, not news. */
+let interrupted = false;
+
 export async function withBenchStack(bench: (context: BenchContext) => Promise<void>, env: Record<string, string | undefined> = process.env): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'baseplane-bench-'));
+  const removeDataDir = () => rm(dataDir, { recursive: true, force: true });
+  // Interrupted (Ctrl-C, a closed terminal, a kill): stop the stack before leaving. Its services run in their own
+  // process groups, and no later start sweeps this temporary directory, so nothing else would stop them.
+  const cancelStart = new AbortController();
+  let started: Stack | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) return;
+    interrupted = true;
+    console.log(`\n${signal} received; stopping the bench's stack…`);
+    // A start under way stops what it had started and throws below.
+    cancelStart.abort();
+    if (started) void started.stop().finally(removeDataDir).finally(() => process.exit(130));
+  };
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  for (const signal of signals) process.on(signal, onSignal);
   console.log('starting a fresh local stack…');
-  const stack = await startStack({ dataDir, port: 0, quiet: true, env });
+  let stack: Stack;
+  try {
+    stack = await startStack({ dataDir, port: 0, quiet: true, env, signal: cancelStart.signal });
+  } catch (error) {
+    await removeDataDir();
+    if (interrupted) process.exit(130);
+    throw error;
+  }
+  started = stack;
+  if (interrupted) {
+    // The signal came after the start's last cancellation point.
+    await stack.stop();
+    await removeDataDir();
+    process.exit(130);
+  }
   try {
     let token = '';
     const call = async (method: string, url: string, body?: unknown) => {
@@ -50,8 +82,11 @@ export async function withBenchStack(bench: (context: BenchContext) => Promise<v
     console.log(`${os.cpus().length} cores, PostgreSQL embedded, Temporal dev server`);
     await bench({ stack, token, call });
   } finally {
-    await stack.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    if (!interrupted) {
+      for (const signal of signals) process.off(signal, onSignal);
+      await stack.stop();
+      await removeDataDir();
+    }
   }
 }
 
@@ -62,6 +97,8 @@ export function expectStatus(answer: { status: number; json: unknown }, status: 
 
 export function run(main: () => Promise<void>): void {
   main().catch((error) => {
+    // After a signal the stack is being stopped and the process exits when it is gone.
+    if (interrupted) return;
     console.error(error);
     process.exit(1);
   });
