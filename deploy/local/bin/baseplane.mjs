@@ -129,11 +129,32 @@ function needsChromium(command, args) {
 }
 
 /**
+ * Installs Debian `packages` with apt-get, as root or through passwordless
+ * sudo (`apt-get update` only when the install fails); `missing` is the line
+ * to fail with when that cannot be done.
+ */
+async function aptInstall(packages, why, missing) {
+  const aptGet = which('apt-get');
+  const sudo = process.getuid?.() === 0 ? [] : which('sudo') ? [which('sudo'), '-n'] : undefined;
+  if (!aptGet || !sudo) fail(missing);
+  const aptGetRun = (args) => {
+    const [command, ...prefix] = [...sudo, aptGet];
+    return run(command, [...prefix, ...args], { ...process.env, DEBIAN_FRONTEND: 'noninteractive' });
+  };
+  console.log(`baseplane: installing ${why} (apt-get install -y ${packages.join(' ')})…`);
+  let code = await aptGetRun(['install', '-y', ...packages]);
+  if (code !== 0) {
+    code = await aptGetRun(['update']);
+    if (code === 0) code = await aptGetRun(['install', '-y', ...packages]);
+  }
+  if (code !== 0) fail(`installing ${packages.join(' ')} failed (apt-get exited ${code})`);
+}
+
+/**
  * Resolves Chromium for the browser test: BASEPLANE_CHROMIUM_BIN, else
- * Debian's /usr/bin/chromium, else installs Debian's `chromium` package with
- * apt-get (as root, or through passwordless sudo; `apt-get update` only when
- * the install fails). A browser that downloads itself (`playwright install`)
- * cannot be used: only package registries are reachable.
+ * Debian's /usr/bin/chromium, else installs Debian's `chromium` package. A
+ * browser that downloads itself (`playwright install`) cannot be used: only
+ * package registries are reachable.
  */
 async function ensureChromium() {
   const configured = process.env.BASEPLANE_CHROMIUM_BIN?.trim();
@@ -142,24 +163,38 @@ async function ensureChromium() {
     return configured;
   }
   if (works(DEBIAN_CHROMIUM)) return DEBIAN_CHROMIUM;
-  const aptGet = which('apt-get');
-  const sudo = process.getuid?.() === 0 ? [] : which('sudo') ? [which('sudo'), '-n'] : undefined;
-  if (!aptGet || !sudo) {
-    fail(`Chromium is needed for the browser test: install Debian's chromium package (apt-get install chromium) or set BASEPLANE_CHROMIUM_BIN`);
-  }
-  const aptGetRun = (args) => {
-    const [command, ...prefix] = [...sudo, aptGet];
-    return run(command, [...prefix, ...args], { ...process.env, DEBIAN_FRONTEND: 'noninteractive' });
-  };
-  console.log('baseplane: installing Chromium for the browser test (apt-get install -y chromium)…');
-  let code = await aptGetRun(['install', '-y', 'chromium']);
-  if (code !== 0) {
-    code = await aptGetRun(['update']);
-    if (code === 0) code = await aptGetRun(['install', '-y', 'chromium']);
-  }
-  if (code !== 0) fail(`installing Chromium failed (apt-get install -y chromium exited ${code})`);
+  await aptInstall(['chromium'], 'Chromium for the browser test', `Chromium is needed for the browser test: install Debian's chromium package (apt-get install chromium) or set BASEPLANE_CHROMIUM_BIN`);
   if (!works(DEBIAN_CHROMIUM)) fail(`Chromium was installed but ${DEBIAN_CHROMIUM} --version fails`);
   return DEBIAN_CHROMIUM;
+}
+
+/**
+ * The C load generators of `bench:rest` and `bench:auth`: wrk, and for the
+ * data API's baseline pgbench. From BASEPLANE_WRK_BIN / BASEPLANE_PGBENCH_BIN,
+ * else PATH, else Debian's `wrk` and `postgresql-client` packages.
+ */
+async function ensureLoadTools(bench) {
+  const tools = [{ name: 'wrk', variable: 'BASEPLANE_WRK_BIN', debian: 'wrk', banner: 'wrk ' }];
+  if (bench === 'rest') tools.push({ name: 'pgbench', variable: 'BASEPLANE_PGBENCH_BIN', debian: 'postgresql-client', banner: 'pgbench ' });
+  // `wrk --version` prints its version and exits 1.
+  const runs = (bin, banner) => (spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 20_000 }).stdout ?? '').startsWith(banner);
+  const found = {};
+  const absent = [];
+  for (const tool of tools) {
+    const bin = process.env[tool.variable]?.trim() || which(tool.name);
+    if (bin && runs(bin, tool.banner)) found[tool.variable] = bin;
+    else absent.push(tool);
+  }
+  if (absent.length > 0) {
+    const packages = absent.map((tool) => tool.debian);
+    await aptInstall(packages, 'the benchmark\'s load generators', `${absent.map((tool) => tool.name).join(' and ')} needed: install Debian's ${packages.join(' and ')} (apt-get install ${packages.join(' ')}) or set ${absent.map((tool) => tool.variable).join(' / ')}`);
+    for (const tool of absent) {
+      const bin = which(tool.name);
+      if (!bin || !runs(bin, tool.banner)) fail(`${tool.debian} was installed but \`${tool.name} --version\` fails`);
+      found[tool.variable] = bin;
+    }
+  }
+  return found;
 }
 
 /** True when this run's stack starts the embedded S3 server (see ensureVersitygw). */
@@ -249,6 +284,7 @@ async function main() {
   const env = temporalBin ? { ...process.env, BASEPLANE_TEMPORAL_BIN: temporalBin } : { ...process.env };
   if (needsS3Server(command, args)) env.BASEPLANE_VERSITYGW_BIN = await ensureVersitygw();
   if (needsChromium(command, args)) env.BASEPLANE_CHROMIUM_BIN = await ensureChromium();
+  if (command === 'bench' && ['rest', 'auth'].includes(args[0])) Object.assign(env, await ensureLoadTools(args[0]));
   if (command === 'start') return runTypeScript('deploy/local/src/start.ts', args, env);
   if (command === 'test') return test(args, env);
 

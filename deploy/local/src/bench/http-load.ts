@@ -9,6 +9,7 @@
  * call). Only answers after the warm-up are counted.
  */
 import { Worker } from 'node:worker_threads';
+import { percentile, type LoadFigures } from './measure';
 
 /** One kind of request. */
 export interface RequestSpec {
@@ -32,9 +33,7 @@ export interface LoadOptions {
   rows?: number;
 }
 
-export interface LoadResult {
-  perSecond: number;
-  latencies: number[];
+export interface LoadResult extends LoadFigures {
   errors: number;
   firstError?: string;
 }
@@ -92,7 +91,7 @@ function once(connection) {
     }
   }));
   agent.destroy();
-  parentPort.postMessage({ perSecond: latencies.length / seconds, latencies, errors, firstError });
+  parentPort.postMessage({ latencies, errors, firstError });
 })();
 `;
 
@@ -103,8 +102,9 @@ export function httpLoad(base: string, spec: RequestSpec, options: LoadOptions):
       eval: true,
       workerData: { base, spec, concurrency: options.concurrency, seconds: options.seconds, warmUp: options.warmUpSeconds, rows: options.rows ?? 1 },
     });
-    worker.once('message', (result: LoadResult) => {
-      resolve(result);
+    worker.once('message', ({ latencies, errors, firstError }: { latencies: number[]; errors: number; firstError?: string }) => {
+      const figures = { requests: latencies.length, perSecond: latencies.length / options.seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+      resolve({ ...figures, errors, firstError });
       void worker.terminate();
     });
     worker.once('error', reject);

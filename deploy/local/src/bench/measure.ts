@@ -19,7 +19,7 @@ export function printLine(label: string, samples: number[]): void {
 }
 
 export function printRatio(label: string, value: number, baseline: number): void {
-  console.log(`${label.padEnd(48)} ${(value / baseline).toFixed(2)}x`);
+  console.log(`${label.padEnd(54)} ${(value / baseline).toFixed(2)}x`);
 }
 
 export interface BenchContext {
@@ -104,11 +104,12 @@ export function run(main: () => Promise<void>): void {
   });
 }
 
-/** What a closed-loop load run measured. */
-export interface LoadResult {
+/** What a load run measured (latencies in ms). */
+export interface LoadFigures {
   requests: number;
   perSecond: number;
-  latencies: number[];
+  p50: number;
+  p99: number;
 }
 
 /**
@@ -116,7 +117,7 @@ export interface LoadResult {
  * the last one answered, for `seconds`. `send(client)` performs one request
  * and throws when the answer is not the expected one (the run then fails).
  */
-export async function closedLoop(clients: number, seconds: number, send: (client: number) => Promise<void>): Promise<LoadResult> {
+export async function closedLoop(clients: number, seconds: number, send: (client: number) => Promise<void>): Promise<LoadFigures> {
   const latencies: number[] = [];
   const started = performance.now();
   const deadline = started + seconds * 1000;
@@ -130,11 +131,11 @@ export async function closedLoop(clients: number, seconds: number, send: (client
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
-  return { requests: latencies.length, perSecond: latencies.length / elapsed, latencies };
+  return { requests: latencies.length, perSecond: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
-export function printLoad(label: string, result: LoadResult): void {
+export function printLoad(label: string, result: LoadFigures): void {
   console.log(
-    `${label.padEnd(48)} ${result.perSecond.toFixed(0).padStart(6)} /s   p50 ${ms(percentile(result.latencies, 50)).padStart(9)}   p99 ${ms(percentile(result.latencies, 99)).padStart(9)}   (n=${result.requests})`,
+    `${label.padEnd(54)} ${result.perSecond.toFixed(0).padStart(6)} /s   p50 ${ms(result.p50).padStart(9)}   p99 ${ms(result.p99).padStart(9)}   (n=${result.requests})`,
   );
 }

@@ -2,52 +2,35 @@
  * `npm run bench:rest`: the data API under load on a fresh stack, measured
  * in one run on one database at one concurrency: a single-row GET by primary
  * key with RLS on (anon key, then a user token), a 20-row list, a single-row
- * insert, and PostgreSQL answering the same prepared query directly (the same
- * closed client loop, over pg), whose ratio to the API's GET is printed.
- * The HTTP load runs in a worker thread, apart from the gateway's event loop (http-load.ts).
+ * insert, and PostgreSQL answering the same query prepared, whose ratio to
+ * the API's GET is printed.
+ *
+ * The stack runs the fleet at one data-plane replica per core
+ * (DATA_PLANE_REPLICAS, default here 2: a replica is one Node event loop, so
+ * one core at most). The load comes from C clients, as PostgREST's published
+ * figures do: wrk spreads its connections over the replicas as a load
+ * balancer would (wrk.ts), and pgbench drives the baseline (pgbench.ts). The
+ * single-row GET is also measured on one replica, and through the local
+ * stack's gateway with a Node client (http-load.ts).
  * It prints figures; it never fails for a slow machine.
  */
-import pg from 'pg';
+import os from 'node:os';
 import { tenantDatabaseName } from '@baseplane/contracts';
-import { httpLoad, type LoadResult, type RequestSpec } from './http-load';
-import { expectStatus, percentile, run, withBenchStack } from './measure';
+import { httpLoad, type LoadOptions, type LoadResult } from './http-load';
+import { pgbenchLoad } from './pgbench';
+import { wrkLoad } from './wrk';
+import { expectStatus, printLoad, run, withBenchStack, type LoadFigures } from './measure';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const WARM_UP_SECONDS = 2;
 const ROWS = 1000;
+const OPTIONS: LoadOptions = { concurrency: CONCURRENCY, seconds: SECONDS, warmUpSeconds: WARM_UP_SECONDS, rows: ROWS };
 
-const load = (base: string, spec: RequestSpec) => httpLoad(base, spec, { concurrency: CONCURRENCY, seconds: SECONDS, warmUpSeconds: WARM_UP_SECONDS, rows: ROWS });
-
-/** The same closed loop straight to PostgreSQL: one prepared statement per connection. */
-async function pgLoad(url: string, text: string): Promise<LoadResult> {
-  const clients = await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    return client;
-  }));
-  const latencies: number[] = [];
-  const start = performance.now();
-  const measureFrom = start + WARM_UP_SECONDS * 1000;
-  const end = measureFrom + SECONDS * 1000;
-  await Promise.all(clients.map(async (client) => {
-    while (performance.now() < end) {
-      const sent = performance.now();
-      await client.query({ name: 'bench_by_pk', text, values: [1 + Math.floor(Math.random() * ROWS)] });
-      if (sent >= measureFrom) latencies.push(performance.now() - sent);
-    }
-  }));
-  await Promise.all(clients.map((client) => client.end()));
-  return { perSecond: latencies.length / SECONDS, latencies, errors: 0 };
-}
-
-const ms = (value: number) => `${value.toFixed(value < 10 ? 2 : 1)} ms`;
-
-function print(label: string, result: LoadResult): void {
-  console.log(
-    `${label.padEnd(52)} ${result.perSecond.toFixed(0).padStart(6)} req/s   p50 ${ms(percentile(result.latencies, 50)).padStart(9)}   p99 ${ms(percentile(result.latencies, 99)).padStart(9)}` +
-      (result.errors ? `   ${result.errors} errors (first: ${result.firstError})` : ''),
-  );
+/** A load's figures, which must have had no failed request (a figure over errors means nothing). */
+function counted(result: LoadResult): LoadFigures {
+  if (result.errors > 0) throw new Error(`${result.errors} requests failed (first: ${result.firstError})`);
+  return result;
 }
 
 run(() =>
@@ -68,39 +51,37 @@ run(() =>
               analyze items; analyze notes;`,
     }), 200, 'rows');
 
-    const replicas = stack.servicePorts.dataPlanes.length;
-    console.log(`data plane replicas: ${replicas} (DATA_PLANE_REPLICAS), concurrency ${CONCURRENCY}, ${SECONDS} s per line after ${WARM_UP_SECONDS} s warm-up, through the gateway`);
+    const replicas = stack.servicePorts.dataPlanes.map((port) => `http://127.0.0.1:${port}`);
+    console.log(`data-plane replicas: ${replicas.length} (DATA_PLANE_REPLICAS) on ${os.cpus().length} cores; ${CONCURRENCY} connections; ${SECONDS} s per line after ${WARM_UP_SECONDS} s warm-up`);
+    console.log('load from wrk spread over the replicas, baseline from pgbench, unless the line says otherwise');
     console.log('');
     const anon = { apikey: anonKey };
     const user = { apikey: anonKey, authorization: `Bearer ${session.accessToken}` };
-    const base = stack.baseUrl;
-    const getAnon = await load(base, { method: 'GET', path: '/rest/v1/items?id=eq.{n}', headers: anon, status: 200 });
-    print('GET one row by primary key, RLS on, anon key', getAnon);
-    const getUser = await load(base, { method: 'GET', path: '/rest/v1/notes?id=eq.{n}', headers: user, status: 200 });
-    print('GET one row by primary key, RLS on, user token', getUser);
-    const list = await load(base, { method: 'GET', path: '/rest/v1/items?order=id&limit=20&offset={n}', headers: anon, status: 200 });
-    print('GET 20 rows, ordered', list);
-    const insert = await load(base, { method: 'POST', path: '/rest/v1/inserts', headers: { apikey: serviceKey }, body: '{"label":"row {n}"}', status: 201 });
-    print('POST one row (service key)', insert);
+    const fleet = async (label: string, spec: Parameters<typeof wrkLoad>[1]) => {
+      const result = counted(await wrkLoad(replicas, spec, OPTIONS));
+      printLoad(label, result);
+      return result;
+    };
+    const getAnon = await fleet('GET one row by primary key, RLS on, anon key', { method: 'GET', path: '/rest/v1/items?id=eq.{n}', headers: anon, status: 200 });
+    await fleet('GET one row by primary key, RLS on, user token', { method: 'GET', path: '/rest/v1/notes?id=eq.{n}', headers: user, status: 200 });
+    await fleet('GET 20 rows, ordered', { method: 'GET', path: '/rest/v1/items?order=id&limit=20&offset={n}', headers: anon, status: 200 });
+    await fleet('POST one row (service key)', { method: 'POST', path: '/rest/v1/inserts', headers: { apikey: serviceKey }, body: '{"label":"row {n}"}', status: 201 });
 
     const tenantUrl = new URL(stack.tenantDatabaseUrl);
     tenantUrl.pathname = `/${tenantDatabaseName(id)}`;
-    const raw = await pgLoad(tenantUrl.toString(), 'select coalesce(json_agg(t), \'[]\')::text from (select * from public.items where id = $1) t');
-    print('baseline: PostgreSQL, same query prepared, direct', raw);
-    const direct = stack.servicePorts.dataPlanes.length > 0 ? await load(`http://127.0.0.1:${stack.servicePorts.dataPlanes[0]}`, { method: 'GET', path: '/rest/v1/items?id=eq.{n}', headers: anon, status: 200 }) : undefined;
-    if (direct) print('GET one row, anon, one replica without the gateway', direct);
+    const raw = await pgbenchLoad(tenantUrl.toString(), "select coalesce(json_agg(t), '[]')::text from (select * from public.items where id = :n) t", OPTIONS);
+    printLoad('baseline: PostgreSQL, same query prepared (pgbench)', raw);
+    const getSpec = { method: 'GET', path: '/rest/v1/items?id=eq.{n}', headers: anon, status: 200 };
+    printLoad('GET one row, anon, one replica', counted(await wrkLoad(replicas.slice(0, 1), getSpec, OPTIONS)));
+    // The local stack's gateway is a Node proxy, which a deployment replaces with its ingress.
+    printLoad('GET one row, anon, through the gateway (Node client)', counted(await httpLoad(stack.baseUrl, getSpec, OPTIONS)));
 
-    // The goals are read on both paths: the gateway here is the local stack's Node proxy, which a deployment
-    // replaces with its ingress, so the replica's own figure is the data plane's.
+    const ratio = getAnon.perSecond / raw.perSecond;
+    const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
     console.log('');
-    for (const [path, result] of [['through the gateway', getAnon], ['straight to one replica', direct]] as const) {
-      if (!result) continue;
-      const ratio = result.perSecond / raw.perSecond;
-      const p99 = percentile(result.latencies, 99);
-      console.log(`single-row GET ${path}: ratio to raw PostgreSQL ${ratio.toFixed(2)}`);
-      console.log(`  goal ≥ 5000 req/s — ${result.perSecond >= 5000 ? 'met' : 'NOT met'} (${result.perSecond.toFixed(0)})`);
-      console.log(`  goal ratio ≥ 0.5 — ${ratio >= 0.5 ? 'met' : 'NOT met'} (${ratio.toFixed(2)})`);
-      console.log(`  goal p99 ≤ 20 ms at ${CONCURRENCY} connections — ${p99 <= 20 ? 'met' : 'NOT met'} (${ms(p99)})`);
-    }
-  }),
+    console.log(`single-row GET on the fleet: ratio to raw PostgreSQL ${ratio.toFixed(2)}`);
+    console.log(`  goal ≥ 5000 req/s — ${verdict(getAnon.perSecond >= 5000)} (${getAnon.perSecond.toFixed(0)})`);
+    console.log(`  goal ratio ≥ 0.5 — ${verdict(ratio >= 0.5)} (${ratio.toFixed(2)})`);
+    console.log(`  goal p99 ≤ 20 ms at ${CONCURRENCY} connections — ${verdict(getAnon.p99 <= 20)} (${getAnon.p99.toFixed(1)} ms)`);
+  }, { ...process.env, DATA_PLANE_REPLICAS: process.env.DATA_PLANE_REPLICAS ?? String(Math.max(1, os.cpus().length)) }),
 );
