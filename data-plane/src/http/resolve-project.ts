@@ -18,10 +18,32 @@ export function apiKeyOf(request: FastifyRequest): string | undefined {
   return typeof query === 'string' && query !== '' ? query : undefined;
 }
 
+/** How many keys' hashes are remembered; the oldest goes first. */
+const MAX_KEY_HASHES = 1_000;
+const keyHashes = new Map<string, string>();
+
+/**
+ * The directory's form of `key`: its sha256, remembered for the keys that
+ * matched a project, since every request of an app sends the same one.
+ * Whether it still matches is asked of the directory each time, so a
+ * rotated-away key stops working at once.
+ */
+function keyHashOf(key: string, directory: ProjectDirectory): string {
+  const known = keyHashes.get(key);
+  if (known !== undefined) return known;
+  const hash = hashApiKey(key);
+  if (directory.lookupKey(hash)) {
+    // A Map iterates in insertion order: the first key is the oldest.
+    if (keyHashes.size >= MAX_KEY_HASHES) keyHashes.delete(keyHashes.keys().next().value!);
+    keyHashes.set(key, hash);
+  }
+  return hash;
+}
+
 export function resolveProject(directory: ProjectDirectory, request: FastifyRequest): KeyMatch {
   const key = apiKeyOf(request);
   if (!key) throw new ApiError(401, 'missing_api_key', 'no API key found in the apikey header or query parameter', null, 'send the project anon key as the apikey header');
-  const match = directory.lookupKey(hashApiKey(key));
+  const match = directory.lookupKey(keyHashOf(key, directory));
   if (!match) throw new ApiError(401, 'invalid_api_key', 'invalid API key');
   if (match.project.status !== 'active') {
     throw new ApiError(503, 'project_unavailable', `project is ${match.project.status}`);

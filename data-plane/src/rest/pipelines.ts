@@ -38,6 +38,14 @@ export class Lane {
     stream?.uncork?.();
   };
 
+  /** One batch answered (or failed). Made once per lane, not per batch: the hot path allocates no closure for it. */
+  private readonly settle = () => {
+    this.inFlight--;
+    this.sentAt.shift();
+    this.lastUsed = Date.now();
+    if (this.retired && this.inFlight === 0) this.close();
+  };
+
   constructor(readonly client: pg.Client) {}
 
   /** Can take a batch now without queueing it behind a slow one. */
@@ -65,14 +73,8 @@ export class Lane {
       stream.cork();
       setImmediate(this.flush);
     }
-    const settle = () => {
-      this.inFlight--;
-      this.sentAt.shift();
-      this.lastUsed = Date.now();
-      if (this.retired && this.inFlight === 0) this.close();
-    };
     const answer = submit(this.client);
-    answer.then(settle, settle);
+    answer.then(this.settle, this.settle);
     return answer;
   }
 
