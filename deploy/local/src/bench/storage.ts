@@ -90,7 +90,6 @@ parentPort.on('message', (job) => {
 `;
 
 const client = new Worker(CLIENT, { eval: true });
-client.unref();
 const pending = new Map<number, { resolve(): void; reject(error: Error): void }>();
 let nextJob = 0;
 client.on('message', (answer: { id: number; ok: boolean; error?: string }) => {
@@ -99,6 +98,8 @@ client.on('message', (answer: { id: number; ok: boolean; error?: string }) => {
   if (answer.ok) job.resolve();
   else job.reject(new Error(answer.error));
 });
+// After the listener, which refs the worker's port again: the bench must exit when its work is done.
+client.unref();
 
 function clientJob(job: Record<string, unknown>): Promise<void> {
   return new Promise((resolve, reject) => {
