@@ -17,8 +17,8 @@ import { assertFolderPrefix, assertObjectKey, objectNotFound, resolveRange } fro
 import type { ByteRange, ListOptions, ListPage, ObjectInfo, ObjectRead, ObjectStore, PutOptions, PutResult } from './object-store';
 import { UploadMeter } from './upload-meter';
 
-/** How much of an upload may wait in memory for the disk (bounds an upload's memory, whatever its size). */
-const WRITE_BUFFER_BYTES = 1024 * 1024;
+/** How much of an upload may wait in memory for the disk, and how much a download reads at once (bounds either's memory, whatever the object's size). */
+const IO_BUFFER_BYTES = 1024 * 1024;
 
 /** Opens an object store on the directory `root` (created on first write). */
 export function createFsObjectStore(root: string): ObjectStore {
@@ -77,7 +77,7 @@ export function createFsObjectStore(root: string): ObjectStore {
       const meter = new UploadMeter(options.maxBytes);
       // A 1 MiB buffer instead of the default 16 KiB: the socket keeps flowing while the file catches up, and what
       // queued meanwhile goes to disk in one writev. Measured: 100 MB uploads 0.5 → 0.65-0.85 of a plain copy.
-      const out = createWriteStream(temp, { flags: 'wx', highWaterMark: WRITE_BUFFER_BYTES });
+      const out = createWriteStream(temp, { flags: 'wx', highWaterMark: IO_BUFFER_BYTES });
       try {
         // Room for the header, written for real once size and MD5 are known.
         out.write(Buffer.alloc(HEADER_BYTES, 0x20));
@@ -114,9 +114,10 @@ export function createFsObjectStore(root: string): ObjectStore {
         const [header, stat] = await Promise.all([readHeader(handle), handle.stat()]);
         const resolved = range ? resolveRange(range, header.size) : undefined;
         // The file is never rewritten in place (a put renames a new one over it), so this handle reads one version.
+        // Reads of up to 1 MiB rather than 64 KiB: a small object goes out in one read, a large one in fewer trips to the thread pool.
         const body = resolved
-          ? handle.createReadStream({ start: HEADER_BYTES + resolved.start, end: HEADER_BYTES + resolved.end })
-          : handle.createReadStream({ start: HEADER_BYTES });
+          ? handle.createReadStream({ start: HEADER_BYTES + resolved.start, end: HEADER_BYTES + resolved.end, highWaterMark: IO_BUFFER_BYTES })
+          : handle.createReadStream({ start: HEADER_BYTES, highWaterMark: IO_BUFFER_BYTES });
         return { body, ...header, updatedAt: stat.mtime, ...(resolved ? { range: resolved } : {}) };
       } catch (error) {
         await handle.close();
