@@ -169,8 +169,8 @@ async function ensureChromium() {
 }
 
 /**
- * The C load generators of `bench:rest` and `bench:auth`: wrk, and for the
- * data API's baseline pgbench. From BASEPLANE_WRK_BIN / BASEPLANE_PGBENCH_BIN,
+ * The C load generators of `bench:rest` and `bench:auth` (`bench` 'rest' or
+ * 'auth'): wrk, and for the data API's baseline pgbench. From BASEPLANE_WRK_BIN / BASEPLANE_PGBENCH_BIN,
  * else PATH, else Debian's `wrk` and `postgresql-client` packages.
  */
 async function ensureLoadTools(bench) {
@@ -195,6 +195,17 @@ async function ensureLoadTools(bench) {
     }
   }
   return found;
+}
+
+/** The test of the benchmarks' wrk driver, which runs real wrk. */
+const WRK_TEST = 'deploy/test/bench-wrk.int.test.ts';
+
+/** The load tools this run needs: `bench:rest` wrk and pgbench, `bench:auth` wrk, a test run with the wrk driver's test wrk. */
+function loadToolsFor(command, args) {
+  if (command === 'bench' && (args[0] === 'rest' || args[0] === 'auth')) return args[0];
+  if (command !== 'test') return undefined;
+  const filters = args.filter((arg) => !arg.startsWith('-'));
+  return filters.length === 0 || filters.some((filter) => WRK_TEST.includes(filter)) ? 'auth' : undefined;
 }
 
 /** True when this run's stack starts the embedded S3 server (see ensureVersitygw). */
@@ -284,7 +295,8 @@ async function main() {
   const env = temporalBin ? { ...process.env, BASEPLANE_TEMPORAL_BIN: temporalBin } : { ...process.env };
   if (needsS3Server(command, args)) env.BASEPLANE_VERSITYGW_BIN = await ensureVersitygw();
   if (needsChromium(command, args)) env.BASEPLANE_CHROMIUM_BIN = await ensureChromium();
-  if (command === 'bench' && ['rest', 'auth'].includes(args[0])) Object.assign(env, await ensureLoadTools(args[0]));
+  const loadTools = loadToolsFor(command, args);
+  if (loadTools) Object.assign(env, await ensureLoadTools(loadTools));
   if (command === 'start') return runTypeScript('deploy/local/src/start.ts', args, env);
   if (command === 'test') return test(args, env);
 
