@@ -13,9 +13,9 @@
 import os from 'node:os';
 import argon2 from 'argon2';
 import { PASSWORD_HASH_COST } from '@baseplane/contracts';
-import { httpLoad, type LoadOptions, type LoadResult, type RequestSpec } from './http-load';
-import { wrkLoad } from './wrk';
-import { closedLoop, printLoad, printRatio, run, withBenchStack, expectStatus, type LoadFigures } from './measure';
+import { counted, httpLoad, type LoadOptions, type RequestSpec } from './http-load';
+import { statesForChain, wrkLoad } from './wrk';
+import { closedLoop, expectStatus, onePerCoreEnv, printLoad, printRatio, run, withBenchStack } from './measure';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -23,11 +23,6 @@ const WARM_UP_SECONDS = 1;
 const PASSWORD = 'benchmark password';
 const OPTIONS: LoadOptions = { concurrency: CLIENTS, seconds: SECONDS, warmUpSeconds: WARM_UP_SECONDS };
 
-/** A load's figures, which must have had no failed request (a figure over errors means nothing). */
-function counted(result: LoadResult): LoadFigures {
-  if (result.errors > 0) throw new Error(`${result.errors} requests failed (first: ${result.firstError})`);
-  return result;
-}
 
 run(() =>
   withBenchStack(async ({ stack, call }) => {
@@ -74,8 +69,7 @@ run(() =>
     const signins = counted(await wrkLoad(replicas, signinSpec, OPTIONS));
     printLoad('POST /auth/signin', signins);
     const refreshSpec = (states: string[]): RequestSpec => ({ method: 'POST', path: '/rest/v1/auth/refresh', headers: keyed, body: '{"refreshToken":"{state}"}', states, nextState: 'refreshToken', status: 200 });
-    // Two per connection and one more per wrk process, for the warm-up and for the measured run (wrk.ts).
-    const refreshes = counted(await wrkLoad(replicas, refreshSpec(await refreshTokens(2 * (2 * CLIENTS + 2 * replicas.length))), OPTIONS));
+    const refreshes = counted(await wrkLoad(replicas, refreshSpec(await refreshTokens(statesForChain(replicas.length, OPTIONS))), OPTIONS));
     printLoad('POST /auth/refresh', refreshes);
     // Access tokens outlive the rotations of their session's refresh token.
     const meSpec: RequestSpec = { method: 'GET', path: '/rest/v1/auth/me', headers: { authorization: 'Bearer {state}' }, states: accessTokens, status: 200 };
@@ -90,5 +84,5 @@ run(() =>
     printRatio('sign-ins / raw argon2id verifications', signins.perSecond, baseline.perSecond);
     const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
     console.log(`goals: sign-in ≥ 40/s ${verdict(signins.perSecond >= 40)}; refresh ≥ 3,000/s ${verdict(refreshes.perSecond >= 3000)}; /me ≥ 5,000/s ${verdict(me.perSecond >= 5000)}`);
-  }, { ...process.env, DATA_PLANE_REPLICAS: process.env.DATA_PLANE_REPLICAS ?? String(Math.max(1, os.cpus().length)) }),
+  }, onePerCoreEnv()),
 );

@@ -110,3 +110,9 @@ export function httpLoad(base: string, spec: RequestSpec, options: LoadOptions):
     worker.once('error', reject);
   });
 }
+
+/** A load's figures, which must have had no failed request: a figure over errors means nothing, so the bench stops. */
+export function counted(result: LoadResult): LoadFigures {
+  if (result.errors > 0) throw new Error(`${result.errors} requests failed (first: ${result.firstError})`);
+  return result;
+}

@@ -90,6 +90,15 @@ export async function withBenchStack(bench: (context: BenchContext) => Promise<v
   }
 }
 
+/**
+ * The environment of a bench that loads the data plane: one replica per core
+ * unless DATA_PLANE_REPLICAS says otherwise (a replica is one event loop, so
+ * one core at most).
+ */
+export function onePerCoreEnv(): Record<string, string | undefined> {
+  return { ...process.env, DATA_PLANE_REPLICAS: process.env.DATA_PLANE_REPLICAS ?? String(Math.max(1, os.cpus().length)) };
+}
+
 /** Fails the run loudly when a call did not answer as expected. */
 export function expectStatus(answer: { status: number; json: unknown }, status: number, what: string): void {
   if (answer.status !== status) throw new Error(`${what}: expected ${status}, got ${answer.status} ${JSON.stringify(answer.json)}`);

@@ -16,10 +16,10 @@
  */
 import os from 'node:os';
 import { tenantDatabaseName } from '@baseplane/contracts';
-import { httpLoad, type LoadOptions, type LoadResult } from './http-load';
+import { counted, httpLoad, type LoadOptions } from './http-load';
 import { pgbenchLoad } from './pgbench';
 import { wrkLoad } from './wrk';
-import { expectStatus, printLoad, run, withBenchStack, type LoadFigures } from './measure';
+import { expectStatus, onePerCoreEnv, printLoad, run, withBenchStack } from './measure';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -27,11 +27,6 @@ const WARM_UP_SECONDS = 2;
 const ROWS = 1000;
 const OPTIONS: LoadOptions = { concurrency: CONCURRENCY, seconds: SECONDS, warmUpSeconds: WARM_UP_SECONDS, rows: ROWS };
 
-/** A load's figures, which must have had no failed request (a figure over errors means nothing). */
-function counted(result: LoadResult): LoadFigures {
-  if (result.errors > 0) throw new Error(`${result.errors} requests failed (first: ${result.firstError})`);
-  return result;
-}
 
 run(() =>
   withBenchStack(async ({ stack, call }) => {
@@ -83,5 +78,5 @@ run(() =>
     console.log(`  goal ≥ 5000 req/s — ${verdict(getAnon.perSecond >= 5000)} (${getAnon.perSecond.toFixed(0)})`);
     console.log(`  goal ratio ≥ 0.5 — ${verdict(ratio >= 0.5)} (${ratio.toFixed(2)})`);
     console.log(`  goal p99 ≤ 20 ms at ${CONCURRENCY} connections — ${verdict(getAnon.p99 <= 20)} (${getAnon.p99.toFixed(1)} ms)`);
-  }, { ...process.env, DATA_PLANE_REPLICAS: process.env.DATA_PLANE_REPLICAS ?? String(Math.max(1, os.cpus().length)) }),
+  }, onePerCoreEnv()),
 );

@@ -148,6 +148,12 @@ function mergedPercentile(results: ProcessResult[], p: number): number {
 /** `total` split over `parts` as evenly as whole numbers go. */
 const shares = (total: number, parts: number) => Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
 
+/** How many states a chained load over `baseCount` servers with `options` spends (wrkLoad refuses fewer). */
+export function statesForChain(baseCount: number, options: LoadOptions): number {
+  const runs = options.warmUpSeconds > 0 ? 2 : 1;
+  return runs * baseCount * (2 * Math.max(...shares(options.concurrency, baseCount)) + 1);
+}
+
 /**
  * Loads `bases` with `spec` at `options.concurrency` connections in all: a
  * warm-up run, then the measured one. A chained spec spends its states: the
@@ -158,7 +164,7 @@ export async function wrkLoad(bases: string[], spec: RequestSpec, options: LoadO
   const connections = shares(options.concurrency, bases.length);
   const states = spec.states ?? [];
   const runs = options.warmUpSeconds > 0 ? 2 : 1;
-  const needed = runs * bases.length * (2 * Math.max(...connections) + 1);
+  const needed = statesForChain(bases.length, options);
   if (spec.nextState && states.length < needed) throw new Error(`a chained load needs ${needed} states, got ${states.length}`);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'baseplane-wrk-'));
   try {
