@@ -121,11 +121,16 @@ async function ensureVersitygw() {
 const BROWSER_TEST = 'client/test/browser.e2e.test.ts';
 const DEBIAN_CHROMIUM = '/usr/bin/chromium';
 
-/** True when this `test` run includes the browser test: no file filter, or one that matches it. */
-function needsChromium(command, args) {
+/** True when this is a `test` run that includes `file`: no file filter, or one that matches it. */
+function testRunIncludes(command, args, file) {
   if (command !== 'test') return false;
   const filters = args.filter((arg) => !arg.startsWith('-'));
-  return filters.length === 0 || filters.some((filter) => BROWSER_TEST.includes(filter));
+  return filters.length === 0 || filters.some((filter) => file.includes(filter));
+}
+
+/** True when this `test` run includes the browser test. */
+function needsChromium(command, args) {
+  return testRunIncludes(command, args, BROWSER_TEST);
 }
 
 /**
@@ -169,13 +174,13 @@ async function ensureChromium() {
 }
 
 /**
- * The C load generators of `bench:rest` and `bench:auth` (`bench` 'rest' or
- * 'auth'): wrk, and for the data API's baseline pgbench. From BASEPLANE_WRK_BIN / BASEPLANE_PGBENCH_BIN,
- * else PATH, else Debian's `wrk` and `postgresql-client` packages.
+ * The C load generators: wrk, and with `pgbench` (the data API's baseline)
+ * pgbench too. From BASEPLANE_WRK_BIN / BASEPLANE_PGBENCH_BIN, else PATH,
+ * else Debian's `wrk` and `postgresql-client` packages.
  */
-async function ensureLoadTools(bench) {
+async function ensureLoadTools({ pgbench }) {
   const tools = [{ name: 'wrk', variable: 'BASEPLANE_WRK_BIN', debian: 'wrk', banner: 'wrk ' }];
-  if (bench === 'rest') tools.push({ name: 'pgbench', variable: 'BASEPLANE_PGBENCH_BIN', debian: 'postgresql-client', banner: 'pgbench ' });
+  if (pgbench) tools.push({ name: 'pgbench', variable: 'BASEPLANE_PGBENCH_BIN', debian: 'postgresql-client', banner: 'pgbench ' });
   // `wrk --version` prints its version and exits 1.
   const runs = (bin, banner) => (spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 20_000 }).stdout ?? '').startsWith(banner);
   const found = {};
@@ -200,12 +205,11 @@ async function ensureLoadTools(bench) {
 /** The test of the benchmarks' wrk driver, which runs real wrk. */
 const WRK_TEST = 'deploy/test/bench-wrk.int.test.ts';
 
-/** The load tools this run needs: `bench:rest` wrk and pgbench, `bench:auth` wrk, a test run with the wrk driver's test wrk. */
+/** The load tools this run needs, or undefined: `bench:rest` wrk and pgbench; `bench:auth`, and a test run with the wrk driver's test, wrk. */
 function loadToolsFor(command, args) {
-  if (command === 'bench' && (args[0] === 'rest' || args[0] === 'auth')) return args[0];
-  if (command !== 'test') return undefined;
-  const filters = args.filter((arg) => !arg.startsWith('-'));
-  return filters.length === 0 || filters.some((filter) => WRK_TEST.includes(filter)) ? 'auth' : undefined;
+  if (command === 'bench' && args[0] === 'rest') return { pgbench: true };
+  if ((command === 'bench' && args[0] === 'auth') || testRunIncludes(command, args, WRK_TEST)) return { pgbench: false };
+  return undefined;
 }
 
 /** True when this run's stack starts the embedded S3 server (see ensureVersitygw). */

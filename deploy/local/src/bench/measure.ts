@@ -28,10 +28,14 @@ export interface BenchContext {
   call(method: string, url: string, body?: unknown): Promise<{ status: number; json: any }>;
 }
 
-/** Runs `bench` against a fresh local stack (configured from `env`, default process.env) in a temporary directory, then removes it. */
 /** Set once a signal has asked the bench to stop: what fails after it is the stack going away, not news. */
 let interrupted = false;
 
+/**
+ * Runs `bench` against a fresh local stack (configured from `env`, default
+ * process.env) in a temporary directory, then removes it; a signal stops the
+ * stack and ends the process.
+ */
 export async function withBenchStack(bench: (context: BenchContext) => Promise<void>, env: Record<string, string | undefined> = process.env): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'baseplane-bench-'));
   const removeDataDir = () => rm(dataDir, { recursive: true, force: true });
