@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { bucketPrefix, type ObjectStore } from '@baseplane/contracts/object-store';
 import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
-import { servicePid } from '../../deploy/test/processes';
+import { servicePid } from '../../deploy/local/src/services';
 import { putObject, servicesStore } from './storage-fixtures';
 
 let db: pg.Client;

@@ -1,7 +1,6 @@
 /**
- * Finds live processes by what they were started with (/proc, Linux only), or
- * a service by its health answer, so tests can check that a stack left nothing
- * behind or kill one of its services.
+ * Finds live processes by what they were started with (/proc, Linux only), so
+ * tests can check that a stack left nothing behind or kill one of its services.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -38,10 +37,4 @@ export function processesWithEnv(name: string, value: string): number[] {
     }
   }
   return found;
-}
-
-/** The pid a stack service reports on its own `/healthz` (on its internal port). */
-export async function servicePid(port: number): Promise<number> {
-  const response = await fetch(`http://127.0.0.1:${port}/healthz`);
-  return ((await response.json()) as { pid: number }).pid;
 }

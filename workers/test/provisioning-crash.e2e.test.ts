@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { bearer, call, signUpOperator, type Operator } from '../../deploy/test/http';
-import { servicePid } from '../../deploy/test/processes';
+import { servicePid } from '../../deploy/local/src/services';
 
 let db: pg.Client;
 let operator: Operator;

@@ -1,7 +1,7 @@
 /**
  * Lifecycle helpers for the child processes of the local stack (Temporal, the
  * S3 server and the services): spawning with piped output, waiting until one
- * is ready, and stopping them for sure.
+ * is ready, and stopping them for sure; and short-lived tools run to their end.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { waitUntil } from './net';
@@ -116,3 +116,17 @@ export async function untilReady(part: string, server: ServerChild, what: string
   }
 }
 
+/**
+ * Runs a short-lived tool to its end and answers its exit code with what it
+ * wrote (stdout and stderr together); rejects only when it cannot be started.
+ */
+export function runCaptured(command: string, args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.once('error', (error) => reject(new Error(`could not run ${command}: ${error.message}`)));
+    child.once('close', (code) => resolve({ code, out }));
+  });
+}

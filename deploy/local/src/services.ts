@@ -28,6 +28,12 @@ export function tsxLoaderUrl(): string {
   return pathToFileURL(requireFromRoot.resolve('tsx')).href;
 }
 
+/** The pid a service reports on its own `/healthz` (on its internal port): it changes when the supervisor restarts it. */
+export async function servicePid(port: number): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${port}/healthz`);
+  return ((await response.json()) as { pid: number }).pid;
+}
+
 /** A service process under supervision. */
 export interface SupervisedService {
   name: ServiceName;

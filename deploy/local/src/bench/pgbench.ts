@@ -3,25 +3,20 @@
  * to pgbench (Debian's `postgresql-client`: C, one thread, prepared
  * statements), the counterpart of wrk on the HTTP side.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { runCaptured } from '../child-process';
 import { percentile, type LoadFigures } from './measure';
 import type { LoadOptions } from './http-load';
 
 /** pgbench as baseplane.mjs found or installed it. */
 const PGBENCH = process.env.BASEPLANE_PGBENCH_BIN?.trim() || 'pgbench';
 
-function runPgbench(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(PGBENCH, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.once('error', (error) => reject(new Error(`could not run pgbench (${PGBENCH}): ${error.message}`)));
-    child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`pgbench exited ${code}: ${out.trim().slice(0, 500)}`))));
-  });
+async function runPgbench(args: string[]): Promise<string> {
+  const { code, out } = await runCaptured(PGBENCH, args);
+  if (code !== 0) throw new Error(`pgbench exited ${code}: ${out.trim().slice(0, 500)}`);
+  return out;
 }
 
 /**

@@ -15,6 +15,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Worker } from 'node:worker_threads';
 import { expectStatus, run, withBenchStack, type BenchContext } from './measure';
+import { servicePid } from '../services';
 
 const MB = 1024 * 1024;
 /** Object sizes, how many of each one line moves, and how many move at once (the copy baseline alike). */
@@ -189,7 +190,7 @@ async function benchBackend(backend: 'fs' | 's3', context: BenchContext, scratch
     await rm(source);
   }
 
-  const pids = await Promise.all(stack.servicePorts.dataPlanes.map(async (port) => ((await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as { pid: number }).pid));
+  const pids = await Promise.all(stack.servicePorts.dataPlanes.map(servicePid));
   const huge = await makeSource(scratch, HUGE_BYTES);
   const label = `${(HUGE_BYTES / MB / 1024).toFixed(HUGE_BYTES % (1024 * MB) === 0 ? 0 : 2)} GB`;
   let seconds = performance.now();

@@ -13,10 +13,10 @@
  * would spread them; the figures are their sum, and the percentiles are
  * merged from each process's latency distribution.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { runCaptured } from '../child-process';
 import type { LoadOptions, LoadResult, RequestSpec } from './http-load';
 
 /** wrk as baseplane.mjs found or installed it. */
@@ -111,26 +111,18 @@ interface ProcessResult {
   quantiles: number[];
 }
 
-function runWrk(base: string, connections: number, seconds: number, scriptFile: string, statesFile: string): Promise<ProcessResult> {
-  return new Promise((resolve, reject) => {
-    const seed = String(Math.floor(Math.random() * 2 ** 31));
-    const child = spawn(WRK, ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', scriptFile, base, '--', statesFile, seed], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.once('error', (error) => reject(new Error(`could not run wrk (${WRK}): ${error.message}`)));
-    child.once('close', (code) => {
-      const line = /^WRK_RESULT (\d+) (\d+) (\d+) (\d+) (\S+)$/m.exec(out);
-      if (code !== 0 || !line) return reject(new Error(`wrk exited ${code}: ${out.trim().slice(0, 500)}`));
-      resolve({
-        requests: Number(line[1]),
-        seconds: Number(line[2]) / 1e6,
-        errors: Number(line[3]) + Number(line[4]),
-        firstError: /^WRK_FIRST_ERROR (.*)$/m.exec(out)?.[1],
-        quantiles: line[5]!.split(',').map((us) => Number(us) / 1000),
-      });
-    });
-  });
+async function runWrk(base: string, connections: number, seconds: number, scriptFile: string, statesFile: string): Promise<ProcessResult> {
+  const seed = String(Math.floor(Math.random() * 2 ** 31));
+  const { code, out } = await runCaptured(WRK, ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', scriptFile, base, '--', statesFile, seed]);
+  const line = /^WRK_RESULT (\d+) (\d+) (\d+) (\d+) (\S+)$/m.exec(out);
+  if (code !== 0 || !line) throw new Error(`wrk exited ${code}: ${out.trim().slice(0, 500)}`);
+  return {
+    requests: Number(line[1]),
+    seconds: Number(line[2]) / 1e6,
+    errors: Number(line[3]) + Number(line[4]),
+    firstError: /^WRK_FIRST_ERROR (.*)$/m.exec(out)?.[1],
+    quantiles: line[5]!.split(',').map((us) => Number(us) / 1000),
+  };
 }
 
 /** Percentile `p` of several processes' quantiles, each weighted by its share of the requests. */
@@ -148,10 +140,12 @@ function mergedPercentile(results: ProcessResult[], p: number): number {
 /** `total` split over `parts` as evenly as whole numbers go. */
 const shares = (total: number, parts: number) => Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
 
+/** wrk runs a load makes: a warm-up, if any, then the measured one. */
+const runsOf = (options: LoadOptions) => (options.warmUpSeconds > 0 ? 2 : 1);
+
 /** How many states a chained load over `baseCount` servers with `options` spends (wrkLoad refuses fewer). */
 export function statesForChain(baseCount: number, options: LoadOptions): number {
-  const runs = options.warmUpSeconds > 0 ? 2 : 1;
-  return runs * baseCount * (2 * Math.max(...shares(options.concurrency, baseCount)) + 1);
+  return runsOf(options) * baseCount * (2 * Math.max(...shares(options.concurrency, baseCount)) + 1);
 }
 
 /**
@@ -163,7 +157,7 @@ export function statesForChain(baseCount: number, options: LoadOptions): number 
 export async function wrkLoad(bases: string[], spec: RequestSpec, options: LoadOptions): Promise<LoadResult> {
   const connections = shares(options.concurrency, bases.length);
   const states = spec.states ?? [];
-  const runs = options.warmUpSeconds > 0 ? 2 : 1;
+  const runs = runsOf(options);
   const needed = statesForChain(bases.length, options);
   if (spec.nextState && states.length < needed) throw new Error(`a chained load needs ${needed} states, got ${states.length}`);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'baseplane-wrk-'));
