@@ -8,6 +8,7 @@ import type { PostgrestClient } from '@supabase/postgrest-js';
 import { AuthClient } from './auth/auth-client.js';
 import { claimsOf } from './auth/session.js';
 import { SessionKeeper } from './auth/session-keeper.js';
+import { indexedDbLedger } from './auth/session-ledger.js';
 import { defaultStorage, storageKeyOf, type SessionStorage } from './auth/session-storage.js';
 import { dataClient, settled } from './data/from.js';
 import { request, type Fetch } from './result.js';
@@ -74,6 +75,8 @@ function sessionKeeper(root: string, anonKey: string, options: ClientOptions, fe
     storage: chosen.storage,
     storageKey: options.auth?.storageKey ?? storageKeyOf(root, anonKey),
     followOtherTabs: chosen.isLocalStorage,
+    // Only localStorage lags between tabs; a storage the caller passes is taken as it is.
+    ledger: chosen.isLocalStorage ? indexedDbLedger() : null,
     autoRefresh: options.auth?.autoRefreshToken ?? true,
     refreshMargin: options.auth?.refreshMargin,
     callRefresh: (refreshToken) => request(fetchImpl, { method: 'POST', url: refreshUrl, headers: { ...options.headers, apikey: anonKey }, body: { refreshToken } }),

@@ -22,6 +22,8 @@ let page: Page;
 let pageUrl: string;
 let userId: string;
 const email = newEmail('browser');
+/** How many times the two tabs ask for a refresh at the same moment. */
+const TWO_TAB_ROUNDS = 25;
 /** POST /auth/refresh requests the browser made (every tab of the context). */
 const refreshes: string[] = [];
 
@@ -116,11 +118,14 @@ describe('the client in Chromium', () => {
   it('refreshes once when two tabs ask at the same moment; both end on the winner’s session', async () => {
     const second = await openTab();
     expect(await eventsOf(second)).toEqual(['INITIAL_SESSION']);
-    const before = refreshes.length;
-    const [a, b] = await Promise.all([page, second].map((tab) => tab.evaluate(() => window.app.client.auth.refreshSession())));
-    expect(a!.error ?? b!.error).toBeNull();
-    expect(refreshes.length - before).toBe(1);
-    expect(a!.data!.session.refreshToken).toBe(b!.data!.session.refreshToken);
+    // Many rounds: the tab that waited reads a lagging localStorage in a fraction of them (a fifth, measured), never all.
+    for (let round = 1; round <= TWO_TAB_ROUNDS; round++) {
+      const before = refreshes.length;
+      const [a, b] = await Promise.all([page, second].map((tab) => tab.evaluate(() => window.app.client.auth.refreshSession())));
+      expect(a!.error ?? b!.error).toBeNull();
+      expect({ round, refreshes: refreshes.length - before }).toEqual({ round, refreshes: 1 });
+      expect(a!.data!.session.refreshToken).toBe(b!.data!.session.refreshToken);
+    }
     // Nobody spent a refresh token twice: the session still refreshes.
     expect((await second.evaluate(() => window.app.client.auth.refreshSession())).error).toBeNull();
     expect(await notes(page)).toEqual({ bodies: ['mine'], error: null });
@@ -150,7 +155,8 @@ describe('the client in Chromium', () => {
   });
 
   it('told its listener every change since the reload, in order', async () => {
-    // One TOKEN_REFRESHED from the timer, one from the two tabs' refresh (this tab's own or the other's, followed), one from the last refresh in the other tab.
-    expect(await eventsOf(page)).toEqual(['INITIAL_SESSION', 'TOKEN_REFRESHED', 'TOKEN_REFRESHED', 'TOKEN_REFRESHED', 'SIGNED_OUT', 'SIGNED_IN']);
+    // One TOKEN_REFRESHED from the timer, one per round of the two tabs' refresh (this tab's own or the other's, followed), one from the last refresh in the other tab.
+    const refreshed = Array<string>(1 + TWO_TAB_ROUNDS + 1).fill('TOKEN_REFRESHED');
+    expect(await eventsOf(page)).toEqual(['INITIAL_SESSION', ...refreshed, 'SIGNED_OUT', 'SIGNED_IN']);
   });
 });

@@ -7,12 +7,15 @@
  * every refresh runs under one lock per storage key (the Web Locks API where
  * there is one, an in-process queue elsewhere) and first re-reads storage: a
  * tab that lost the race takes the session the winner stored instead of
- * spending the old token again.
+ * spending the old token again. Where storage can lag behind another tab's
+ * write (`localStorage`), a ledger that cannot lag (IndexedDB) says whether
+ * what was read has already been replaced.
  */
 import { failed, ok, clientError, type ClientError, type Result } from '../result.js';
 import type { Session, SessionAnswer, User } from '../types.js';
 import { AuthListeners, type AuthEvent } from './auth-events.js';
 import { parseStoredSession, refreshMarginOf, secondsLeft, sessionFrom } from './session.js';
+import type { LedgerEntry, SessionLedger } from './session-ledger.js';
 import type { SessionStorage } from './session-storage.js';
 
 export interface SessionKeeperOptions {
@@ -20,6 +23,8 @@ export interface SessionKeeperOptions {
   storageKey: string;
   /** Follow `storage` events of other tabs (only meaningful for `localStorage`). */
   followOtherTabs: boolean;
+  /** Where changes are also written for other tabs to read without lag; null when storage itself does not lag. */
+  ledger: SessionLedger | null;
   autoRefresh: boolean;
   /** Seconds before expiry to refresh; default a minute, or a quarter of a short lifetime. */
   refreshMargin?: number;
@@ -99,7 +104,7 @@ export class SessionKeeper {
   }
 
   private async refreshUnderLock(asked: Session | null): Promise<Result<Session>> {
-    const stored = parseStoredSession(await this.options.storage.getItem(this.options.storageKey));
+    const stored = parseStoredSession(await this.readStored());
     if (!stored) {
       // Another tab signed out (or nothing was ever stored).
       if (this.session) this.dropAndAnnounce();
@@ -132,7 +137,7 @@ export class SessionKeeper {
   private async load(): Promise<void> {
     let stored: Session | null = null;
     try {
-      stored = parseStoredSession(await this.options.storage.getItem(this.options.storageKey));
+      stored = parseStoredSession(await this.readStored());
     } catch (error) {
       console.error('baseplane: could not read the stored session', error);
     }
@@ -142,8 +147,39 @@ export class SessionKeeper {
     await this.refresh().catch((error: unknown) => console.error('baseplane: could not store the refreshed session', error));
   }
 
+  /** The stored session as every tab would read it now (the ledger's value when storage still shows the one it replaced). */
+  private async readStored(): Promise<string | null> {
+    const value = await this.options.storage.getItem(this.options.storageKey);
+    const entry = await this.readLedger();
+    return entry && entry.replaced === value ? entry.stored : value;
+  }
+
+  private async readLedger(): Promise<LedgerEntry | null> {
+    try {
+      return (await this.options.ledger?.read(this.options.storageKey)) ?? null;
+    } catch (error) {
+      console.error('baseplane: could not read the session ledger', error);
+      return null;
+    }
+  }
+
+  /** Under the lock: records the change in the ledger first, so a tab that takes the lock next cannot miss it. */
+  private async store(value: string | null): Promise<void> {
+    const { ledger, storage, storageKey } = this.options;
+    if (ledger) {
+      try {
+        await ledger.write(storageKey, { replaced: await this.readStored(), stored: value });
+      } catch (error) {
+        // Without the ledger a lagging tab may refresh once more; the session itself is still kept.
+        console.error('baseplane: could not write the session ledger', error);
+      }
+    }
+    if (value === null) await storage.removeItem(storageKey);
+    else await storage.setItem(storageKey, value);
+  }
+
   private async save(session: Session): Promise<void> {
-    await this.options.storage.setItem(this.options.storageKey, JSON.stringify(session));
+    await this.store(JSON.stringify(session));
     this.session = session;
     this.schedule();
   }
@@ -151,7 +187,7 @@ export class SessionKeeper {
   private async forget(): Promise<void> {
     this.session = null;
     this.schedule();
-    await this.options.storage.removeItem(this.options.storageKey);
+    await this.store(null);
   }
 
   private adopt(session: Session, event: AuthEvent): void {
