@@ -1,11 +1,11 @@
 /**
- * The SQL of the end-user directory in a tenant's `auth` schema: users,
- * sessions and refresh tokens (only their SHA-256 is stored; each is spent on
- * use, and a spent one presented again revokes its whole session). Shared by
+ * The SQL of the end-user directory in a tenant's `auth` schema: users and
+ * sessions with their refresh tokens (only the SHA-256 of a session's current
+ * one is stored; each is spent on use, and a spent one presented again
+ * revokes its whole session). Shared by
  * the data plane (the auth API) and the control plane (the operators' users
  * API); it runs on a client passed in, so contracts opens no connection.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import type { EndUser } from './auth';
 import { ApiError } from './errors';
 
@@ -58,7 +58,6 @@ export function publicUser({ passwordHash: _, ...user }: StoredUser): EndUser {
   return user;
 }
 
-const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 const alreadyExists = () => new ApiError(409, 'user_already_exists', 'a user with this email already exists');
 
@@ -170,75 +169,98 @@ export async function touchSignIn(tx: SqlClient, userId: string): Promise<void> 
   await tx.query('update auth.users set last_sign_in_at = now() where id = $1', [userId]);
 }
 
-export async function startSession(tx: SqlClient, userId: string): Promise<string> {
-  const { rows } = await tx.query<{ id: string }>('insert into auth.sessions (user_id) values ($1) returning id', [userId]);
-  return rows[0]!.id;
+/** Where a new session starts: its id and its first refresh token's hash, both made by the caller (the token names its session). */
+export interface NewSession {
+  id: string;
+  refreshHash: string;
+  ttlSeconds: number;
 }
 
-export async function issueRefreshToken(tx: SqlClient, sessionId: string, userId: string, ttlSeconds = REFRESH_TOKEN_TTL_SECONDS): Promise<string> {
-  const token = randomBytes(32).toString('base64url');
+export async function startSession(tx: SqlClient, userId: string, session: NewSession): Promise<void> {
   await tx.query(
-    `insert into auth.refresh_tokens (token_hash, session_id, user_id, expires_at) values ($1, $2, $3, now() + make_interval(secs => $4))`,
-    [hashToken(token), sessionId, userId, ttlSeconds],
+    'insert into auth.sessions (id, user_id, refresh_hash, refresh_expires_at) values ($1, $2, $3, now() + make_interval(secs => $4))',
+    [session.id, userId, session.refreshHash, session.ttlSeconds],
   );
-  return token;
 }
 
-export type RotatedRefreshToken =
-  | { kind: 'renewed'; user: StoredUser; sessionId: string; refreshToken: string }
-  | { kind: 'reused' }
-  | { kind: 'invalid' }
-  | { kind: 'unverified' };
+/** A refresh token as presented: the session and generation it names (its MAC already checked by the caller) and its hash. */
+export interface PresentedRefreshToken {
+  sessionId: string;
+  generation: number;
+  hash: string;
+}
+
+export type RotatedRefreshToken = { kind: 'renewed'; user: StoredUser } | { kind: 'reused' } | { kind: 'invalid' } | { kind: 'unverified' };
 
 /**
- * Spends a refresh token and issues the next one on the same session, in one
- * statement (atomic on its own, one round trip). A token spent before, outside
- * the grace, revokes its whole session instead; with `requireVerified`, the
- * token of a user whose email is unverified is refused and stays unspent.
+ * Spends the session's current refresh token (generation n) for the next
+ * one (n + 1, whose hash the caller passes): one primary-key update of the
+ * session row on the hot path. Otherwise, under the session's row lock:
+ * generation n − 1 within the grace of its rotation is the same client
+ * refreshing twice at once and is answered like the winner (renewed, the
+ * same next token); any older generation is a reuse and revokes the
+ * session; with `requireVerified`, an unverified user's token is refused
+ * and stays unspent.
  */
-export async function rotateRefreshToken(client: SqlClient, token: string, ttlSeconds: number, requireVerified: boolean): Promise<RotatedRefreshToken> {
-  const next = randomBytes(32).toString('base64url');
-  const { rows } = await client.query<UserRow & { outcome: 'renewed' | 'reused' | 'invalid' | 'unverified'; session_id: string | null }>({
-    // Named: planning this statement costs more than running it, so each connection plans it once.
+export async function rotateRefreshToken(
+  client: SqlClient,
+  presented: PresentedRefreshToken,
+  nextHash: string,
+  ttlSeconds: number,
+  requireVerified: boolean,
+): Promise<RotatedRefreshToken> {
+  const { rows } = await client.query<UserRow>({
+    // Named: each connection plans it once.
     name: 'auth_rotate_refresh_token',
-    text: `with old as (
-       select t.token_hash, t.session_id, t.user_id, t.revoked_at, t.expires_at <= now() as expired,
-              t.revoked_at > now() - make_interval(secs => $2) as in_grace, s.revoked_at is not null as session_revoked
-       from auth.refresh_tokens t join auth.sessions s on s.id = t.session_id
-       where t.token_hash = $1 for update of t
-     ),
-     usable as (
-       select o.*, u.email_verified_at is not null as verified from old o join auth.users u on u.id = o.user_id
-       where not o.expired and not o.session_revoked and (o.revoked_at is null or o.in_grace)
-     ),
-     renewable as (select * from usable where verified or not $5::boolean),
-     spend as (
-       update auth.refresh_tokens t set revoked_at = now() from renewable r
-       where t.token_hash = r.token_hash and r.revoked_at is null
-     ),
-     issue as (
-       insert into auth.refresh_tokens (token_hash, session_id, user_id, expires_at)
-       select $3, r.session_id, r.user_id, now() + make_interval(secs => $4) from renewable r
-     ),
-     reuse as (
-       update auth.sessions s set revoked_at = coalesce(s.revoked_at, now()) from old o
-       where s.id = o.session_id and not o.expired and not o.session_revoked and o.revoked_at is not null and not o.in_grace
-     ),
-     outcome as (
-       select case
-         when exists (select from old where revoked_at is not null and not in_grace and not expired and not session_revoked) then 'reused'
-         when exists (select from renewable) then 'renewed'
-         when exists (select from usable) then 'unverified'
-         else 'invalid' end as outcome
-     )
-     select o.outcome, r.session_id, u.* from outcome o
-     left join renewable r on o.outcome = 'renewed'
-     left join auth.users u on u.id = r.user_id`,
-    values: [hashToken(token), REFRESH_REUSE_GRACE_SECONDS, hashToken(next), ttlSeconds, requireVerified],
+    text: `update auth.sessions s set refresh_generation = s.refresh_generation + 1, refresh_hash = $4, rotated_at = now(),
+              refresh_expires_at = now() + make_interval(secs => $5)
+           from auth.users u
+           where s.id = $1 and s.refresh_generation = $2 and s.refresh_hash = $3 and s.revoked_at is null and s.refresh_expires_at > now()
+             and u.id = s.user_id and (u.email_verified_at is not null or not $6::boolean)
+           returning u.*`,
+    values: [presented.sessionId, presented.generation, presented.hash, nextHash, ttlSeconds, requireVerified],
+  });
+  if (rows[0]) return { kind: 'renewed', user: toUser(rows[0]) };
+  return whyNotRenewed(client, presented, nextHash, requireVerified);
+}
+
+/** Why a refresh token did not renew, decided under the session's row lock (a concurrent rotation has committed by then). */
+async function whyNotRenewed(client: SqlClient, presented: PresentedRefreshToken, nextHash: string, requireVerified: boolean): Promise<RotatedRefreshToken> {
+  const { rows } = await client.query<UserRow & { outcome: 'renewed' | 'reused' | 'invalid' | 'unverified' }>({
+    name: 'auth_classify_refresh_token',
+    text: `with s as (
+             select s.id, s.user_id, s.refresh_generation as current, s.refresh_hash,
+                    s.revoked_at is null and s.refresh_expires_at > now() as live,
+                    s.rotated_at > now() - make_interval(secs => $3) as recent
+             from auth.sessions s where s.id = $1 for update
+           ),
+           judged as (
+             select s.*, u.email_verified_at is not null or not $5::boolean as allowed,
+                    case
+                      when not s.live or $2 > s.current then 'invalid'
+                      -- The winner's rotation of this very token, moments ago: the same answer it got.
+                      when $2 = s.current - 1 and s.recent and s.refresh_hash = $4 then 'grace'
+                      when $2 = s.current then 'current'
+                      else 'reused'
+                    end as verdict
+             from s join auth.users u on u.id = s.user_id
+           ),
+           revoke as (
+             update auth.sessions t set revoked_at = now() from judged j where t.id = j.id and j.verdict = 'reused'
+           )
+           select case
+                    when j.verdict is null or j.verdict = 'invalid' then 'invalid'
+                    when j.verdict = 'reused' then 'reused'
+                    when not j.allowed then 'unverified'
+                    when j.verdict = 'grace' then 'renewed'
+                    -- The current generation with another hash: not a token this session issued.
+                    else 'invalid'
+                  end as outcome, u.*
+           from (select 1) one left join judged j on true left join auth.users u on u.id = j.user_id`,
+    values: [presented.sessionId, presented.generation, REFRESH_REUSE_GRACE_SECONDS, nextHash, requireVerified],
   });
   const row = rows[0]!;
-  if (row.outcome !== 'renewed') return { kind: row.outcome };
-  return { kind: 'renewed', user: toUser(row), sessionId: row.session_id!, refreshToken: next };
+  return row.outcome === 'renewed' ? { kind: 'renewed', user: toUser(row) } : { kind: row.outcome };
 }
 
 /** The user of a live session, in one statement (the check every signed-in request makes). */

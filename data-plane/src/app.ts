@@ -12,6 +12,7 @@ import { bindCors } from './http/cors';
 import { bindAuthRoutes } from './auth/auth-routes';
 import { bindCodeRoutes } from './auth/code-routes';
 import type { CodeBook } from './auth/codes';
+import type { RefreshTokens } from './auth/refresh-tokens';
 import { RateLimitedError } from './auth/rate-limits';
 import type { ProjectMailers } from './mail/project-mailers';
 import { bindAccountRoutes } from './auth/account-routes';
@@ -32,6 +33,7 @@ export interface DataPlaneDependencies {
   storage?: Storage;
   tokens: AccessTokens;
   codes: CodeBook;
+  refreshTokens: RefreshTokens;
   mailers: ProjectMailers;
   publicUrl: string;
   log: Logger;

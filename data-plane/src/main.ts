@@ -11,6 +11,7 @@ import { buildDataPlane } from './app';
 import { AccessTokens } from './auth/access-tokens';
 import { OwnerPools } from './tenants/owner-pools';
 import { CodeBook } from './auth/codes';
+import { RefreshTokens } from './auth/refresh-tokens';
 import { createMailer, type Mailer } from './mail/mailer';
 import { ProjectMailers } from './mail/project-mailers';
 import { createDataApi, dataApiPipelines, dataApiPoolSize } from './rest/data-api';
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
   const tenants = new OwnerPools(config.tenantDatabaseUrl, config.platformSecret);
   const tokens = new AccessTokens(config.platformSecret, config.publicUrl);
   const codes = new CodeBook(config.platformSecret);
+  const refreshTokens = new RefreshTokens(config.platformSecret);
   const mailer: Mailer = config.smtpUrl
     ? createMailer(config.smtpUrl, config.mailFrom)
     : { send: () => Promise.reject(new ApiError(503, 'email_unavailable', 'no mail server is configured (SMTP_URL)')) };
@@ -44,7 +46,7 @@ async function main(): Promise<void> {
     callers: new StorageCallers(directory, tokens, platformDb, platformTokenKey(config.platformSecret)),
     urls: new ObjectUrls(config.platformSecret, config.publicUrl),
   };
-  const app = buildDataPlane({ directory, tenants, tokens, codes, mailers, publicUrl: config.publicUrl, log, dataApi, storage });
+  const app = buildDataPlane({ directory, tenants, tokens, codes, refreshTokens, mailers, publicUrl: config.publicUrl, log, dataApi, storage });
   await app.listen({ port: config.listenPort, host: '127.0.0.1' });
   log.info({ port: config.listenPort }, 'data plane listening');
   const shutdown = async () => {

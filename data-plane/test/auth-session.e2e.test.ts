@@ -106,8 +106,8 @@ describe('refresh tokens', () => {
   it('revokes the whole session when a spent token comes back after the grace', async () => {
     const first = await signIn();
     const second = (await refresh(first.refreshToken)).body;
-    // The grace for a client's own concurrent refresh is 10 s; age the spent token past it.
-    await ageSpentToken(first.refreshToken);
+    // The grace for a client's own concurrent refresh is 10 s; age the rotation past it.
+    await ageLastRotation(first.accessToken);
     const reused = await refresh(first.refreshToken);
     expect(reused.status).toBe(401);
     expect(reused.body.code).toBe('refresh_token_reused');
@@ -115,15 +115,57 @@ describe('refresh tokens', () => {
     expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(second.accessToken) })).status).toBe(401);
   });
 
-  it('lets a client refreshing twice at once within the grace keep its session', async () => {
+  it('revokes the session for a token spent several rotations ago, even within the grace of the last one', async () => {
+    const first = await signIn();
+    const second = (await refresh(first.refreshToken)).body;
+    const third = (await refresh(second.refreshToken)).body;
+    const reused = await refresh(first.refreshToken);
+    expect(reused.body.code).toBe('refresh_token_reused');
+    expect((await refresh(third.refreshToken)).body.code).toBe('refresh_token_invalid');
+  });
+
+  it('lets a client refreshing twice at once within the grace keep its session: both get the same next token', async () => {
     const first = await signIn();
     const [a, b] = await Promise.all([refresh(first.refreshToken), refresh(first.refreshToken)]);
     expect([a.status, b.status]).toEqual([200, 200]);
+    expect(a.body.refreshToken).toBe(b.body.refreshToken);
+    // The one a tab got a moment later, too.
+    const late = await refresh(first.refreshToken);
+    expect(late.status).toBe(200);
+    expect(late.body.refreshToken).toBe(a.body.refreshToken);
     expect((await refresh(a.body.refreshToken)).status).toBe(200);
   });
 
   it('refuses an unknown refresh token', async () => {
     expect((await refresh('nope')).body.code).toBe('refresh_token_invalid');
+  });
+
+  it('refuses a forged or altered token without harming the session it names', async () => {
+    const first = await signIn();
+    const bytes = Buffer.from(first.refreshToken, 'base64url');
+    // The session and generation it names, with a MAC it did not come with; then a later generation, also unsigned.
+    const forged = Buffer.concat([bytes.subarray(0, 20), Buffer.alloc(32, 7)]).toString('base64url');
+    const ahead = Buffer.from(bytes);
+    ahead.writeUInt32BE(5, 16);
+    for (const token of [forged, ahead.toString('base64url'), `${first.refreshToken}x`, first.refreshToken.slice(0, -1)]) {
+      const answer = await refresh(token);
+      expect(answer.status).toBe(401);
+      expect(answer.body.code).toBe('refresh_token_invalid');
+    }
+    // Another project's key does not make it either.
+    const elsewhere = await call('POST', '/rest/v1/auth/refresh', { headers: { apikey: other.anonKey }, body: { refreshToken: first.refreshToken } });
+    expect(elsewhere.body.code).toBe('refresh_token_invalid');
+    expect((await refresh(first.refreshToken)).status).toBe(200);
+  });
+
+  it('keeps only the hash of the current token, one row per session however often it refreshes', async () => {
+    const first = await signIn();
+    let token = first.refreshToken;
+    for (let i = 0; i < 3; i++) token = (await refresh(token)).body.refreshToken;
+    const { rows } = await onTenant((db) =>
+      db.query('select refresh_generation, refresh_hash from auth.sessions where id = $1', [decodeJwt(first.accessToken).session_id]),
+    );
+    expect(rows).toEqual([{ refresh_generation: 3, refresh_hash: createHash('sha256').update(token).digest('hex') }]);
   });
 
   it('logs out one session, or all of them', async () => {
@@ -144,17 +186,23 @@ function unsigned(token: string): string {
   return `${Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url')}.${payload}.`;
 }
 
-/** Moves a spent refresh token's spending 60 s into the past, as if the client came back later. */
-async function ageSpentToken(refreshToken: string): Promise<void> {
+/** Runs `work` on the project's tenant database as its superuser. */
+async function onTenant<T>(work: (db: pg.Client) => Promise<T>): Promise<T> {
   const url = new URL(inject('tenantDatabaseUrl'));
   url.pathname = `/${tenantDatabaseName(project.id)}`;
   const db = new pg.Client({ connectionString: url.toString() });
   await db.connect();
   try {
-    const hash = createHash('sha256').update(refreshToken).digest('hex');
-    const { rowCount } = await db.query(`update auth.refresh_tokens set revoked_at = now() - interval '60 seconds' where token_hash = $1 and revoked_at is not null`, [hash]);
-    expect(rowCount).toBe(1);
+    return await work(db);
   } finally {
     await db.end();
   }
+}
+
+/** Moves the last rotation of the session of `accessToken` 60 s into the past, as if the client came back later. */
+async function ageLastRotation(accessToken: string): Promise<void> {
+  const { rowCount } = await onTenant((db) =>
+    db.query(`update auth.sessions set rotated_at = rotated_at - interval '60 seconds' where id = $1`, [decodeJwt(accessToken).session_id]),
+  );
+  expect(rowCount).toBe(1);
 }

@@ -131,9 +131,9 @@ describe('lifetimes and password length', () => {
     const claims = decodeJwt(session.accessToken);
     expect(claims.exp! - claims.iat!).toBe(120);
     const { rows } = await tenant.client.query<{ seconds: number }>(
-      `select extract(epoch from (t.expires_at - t.created_at))::int as seconds from auth.refresh_tokens t join auth.users u on u.id = t.user_id
-       where lower(u.email) = lower($1) order by t.created_at desc limit 1`,
-      [email],
+      `select extract(epoch from (s.refresh_expires_at - s.rotated_at))::int as seconds from auth.sessions s
+       where s.id = $1`,
+      [decodeJwt(session.accessToken).session_id],
     );
     expect(rows[0]!.seconds).toBe(7200);
 

@@ -1,6 +1,6 @@
 /**
  * The end-user directory of a tenant database, schema `auth`: users,
- * sessions and refresh tokens (stored hashed). Owned by the installing
+ * sessions with their refresh tokens (stored hashed). Owned by the installing
  * superuser; the data plane works on it as the project's owner role.
  */
 
@@ -29,18 +29,15 @@ export function authSchemaSql(ownerRole: string): string[] {
        created_at timestamptz not null default now(),
        revoked_at timestamptz,
        -- Last verified reauthentication (POST /reauth/verify): sensitive changes need a recent one.
-       reauthenticated_at timestamptz
+       reauthenticated_at timestamptz,
+       -- The session's refresh token: which one is current (each rotation counts one up), the
+       -- SHA-256 of it (the token itself is never stored), when it was last rotated, until when it is good.
+       refresh_generation int not null default 0,
+       refresh_hash text not null,
+       rotated_at timestamptz not null default now(),
+       refresh_expires_at timestamptz not null
      )`,
     'create index if not exists sessions_user on auth.sessions (user_id)',
-    `create table if not exists auth.refresh_tokens (
-       token_hash text primary key,
-       session_id uuid not null references auth.sessions on delete cascade,
-       user_id uuid not null references auth.users on delete cascade,
-       created_at timestamptz not null default now(),
-       expires_at timestamptz not null,
-       revoked_at timestamptz
-     )`,
-    'create index if not exists refresh_tokens_session on auth.refresh_tokens (session_id)',
     // One-time codes: only a keyed hash is kept; unique among the live ones of a purpose.
     `create table if not exists auth.one_time_codes (
        id uuid primary key default gen_random_uuid(),

@@ -4,6 +4,7 @@
  * act in one transaction on the tenant's `auth` schema, answer. The project's
  * auth settings (from the directory) decide sign-ups, verification and lifetimes.
  */
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   ApiError,
@@ -22,6 +23,7 @@ import { resolveProject } from '../http/resolve-project';
 import { issueLimits, limit, mailCode } from './code-flow';
 import type { AuthDependencies } from './dependencies';
 import { hashPassword, verifyPassword } from './passwords';
+import { hashOf } from './refresh-tokens';
 import { authenticate } from './session-guard';
 
 export function bindAuthRoutes(app: FastifyInstance, deps: AuthDependencies): void {
@@ -33,9 +35,11 @@ export function bindAuthRoutes(app: FastifyInstance, deps: AuthDependencies): vo
 }
 
 /** A new session of `userId` and its first refresh token, living as long as the project says. */
-export async function openSession(tx: SqlClient, project: DirectoryEntry, userId: string): Promise<{ sessionId: string; refreshToken: string }> {
-  const sessionId = await store.startSession(tx, userId);
-  return { sessionId, refreshToken: await store.issueRefreshToken(tx, sessionId, userId, project.authSettings.refreshTokenTtl) };
+export async function openSession(deps: AuthDependencies, tx: SqlClient, project: DirectoryEntry, userId: string): Promise<{ sessionId: string; refreshToken: string }> {
+  const sessionId = randomUUID();
+  const refreshToken = deps.refreshTokens.mint(project.projectId, sessionId, 0);
+  await store.startSession(tx, userId, { id: sessionId, refreshHash: hashOf(refreshToken), ttlSeconds: project.authSettings.refreshTokenTtl });
+  return { sessionId, refreshToken };
 }
 
 export async function newSession(deps: AuthDependencies, project: DirectoryEntry, user: store.StoredUser, sessionId: string, refreshToken: string): Promise<EndUserSession> {
@@ -71,7 +75,7 @@ async function signup(deps: AuthDependencies, request: FastifyRequest): Promise<
     if (settings.requireEmailVerification) {
       await mailCode(deps, project, 'signup', user.email, await deps.codes.issue(tx, project.projectId, 'signup', user.email, user.id, settings.otpTtl));
     }
-    return { user, ...(await openSession(tx, project, user.id)) };
+    return { user, ...(await openSession(deps, tx, project, user.id)) };
   });
   return newSession(deps, project, user, sessionId, refreshToken);
 }
@@ -85,7 +89,7 @@ async function signin(deps: AuthDependencies, request: FastifyRequest): Promise<
   if (project.authSettings.requireEmailVerification && !found.emailVerified) throw notVerified();
   const { sessionId, refreshToken } = await deps.tenants.transaction(project.projectId, async (tx) => {
     await store.touchSignIn(tx, found.id);
-    return openSession(tx, project, found.id);
+    return openSession(deps, tx, project, found.id);
   });
   return newSession(deps, project, found, sessionId, refreshToken);
 }
@@ -94,14 +98,18 @@ async function refresh(deps: AuthDependencies, request: FastifyRequest): Promise
   const { project } = resolveProject(deps.directory, request);
   const { refreshToken } = validate(EndUserRefreshBody, request.body);
   const settings = project.authSettings;
+  const invalid = () => new ApiError(401, 'refresh_token_invalid', 'refresh token is invalid or expired');
+  const presented = deps.refreshTokens.read(project.projectId, refreshToken);
+  if (!presented) throw invalid();
+  const next = deps.refreshTokens.mint(project.projectId, presented.sessionId, presented.generation + 1);
   const outcome = await deps.tenants.read(project.projectId, (db) =>
-    store.rotateRefreshToken(db, refreshToken, settings.refreshTokenTtl, settings.requireEmailVerification),
+    store.rotateRefreshToken(db, presented, hashOf(next), settings.refreshTokenTtl, settings.requireEmailVerification),
   );
   // A reuse has revoked the session for good, in the same statement.
   if (outcome.kind === 'reused') throw new ApiError(401, 'refresh_token_reused', 'refresh token was already used; the session is revoked');
-  if (outcome.kind === 'invalid') throw new ApiError(401, 'refresh_token_invalid', 'refresh token is invalid or expired');
+  if (outcome.kind === 'invalid') throw invalid();
   if (outcome.kind === 'unverified') throw notVerified();
-  const { user: _, ...session } = await newSession(deps, project, outcome.user, outcome.sessionId, outcome.refreshToken);
+  const { user: _, ...session } = await newSession(deps, project, outcome.user, presented.sessionId, next);
   return session;
 }
 

@@ -106,7 +106,7 @@ async function verifyMagicLink(deps: AuthDependencies, request: FastifyRequest):
     // The code reached the address, so the address is verified.
     const user = await store.markEmailVerified(tx, code.userId);
     await store.touchSignIn(tx, user.id);
-    return { user, ...(await openSession(tx, project, user.id)) };
+    return { user, ...(await openSession(deps, tx, project, user.id)) };
   });
   return newSession(deps, project, user, sessionId, refreshToken);
 }

@@ -4,11 +4,13 @@ import type { ProjectMailers } from '../mail/project-mailers';
 import type { OwnerPools } from '../tenants/owner-pools';
 import type { AccessTokens } from './access-tokens';
 import type { CodeBook } from './codes';
+import type { RefreshTokens } from './refresh-tokens';
 
 export interface AuthDependencies {
   directory: ProjectDirectory;
   tenants: OwnerPools;
   tokens: AccessTokens;
   codes: CodeBook;
+  refreshTokens: RefreshTokens;
   mailers: ProjectMailers;
 }
