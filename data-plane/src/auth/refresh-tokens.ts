@@ -7,7 +7,7 @@
  * reuse. The database keeps only the session's current generation and the
  * SHA-256 of its current token.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { deriveSecret } from '@baseplane/contracts';
 import type { PresentedRefreshToken } from '@baseplane/contracts/user-directory';
 
@@ -16,7 +16,12 @@ const GENERATION_BYTES = 4;
 const MAC_BYTES = 32;
 const TOKEN_BYTES = ID_BYTES + GENERATION_BYTES + MAC_BYTES;
 
+/** Projects whose MAC key is kept ready; past this, the oldest is derived again when next needed. */
+const MAX_KEYS = 1_000;
+
 export class RefreshTokens {
+  private readonly keys = new Map<string, KeyObject>();
+
   constructor(private readonly platformSecret: string) {}
 
   /** The token of `sessionId` at `generation`. */
@@ -39,7 +44,19 @@ export class RefreshTokens {
   }
 
   private mac(projectId: string, body: Buffer): Buffer {
-    return createHmac('sha256', deriveSecret(this.platformSecret, `refresh-tokens:${projectId}`)).update(body).digest();
+    return createHmac('sha256', this.key(projectId)).update(body).digest();
+  }
+
+  /** The project's MAC key, derived once (a refresh uses it twice). */
+  private key(projectId: string): KeyObject {
+    let key = this.keys.get(projectId);
+    if (!key) {
+      key = createSecretKey(Buffer.from(deriveSecret(this.platformSecret, `refresh-tokens:${projectId}`)));
+      // A Map iterates in insertion order: the first key is the oldest.
+      if (this.keys.size >= MAX_KEYS) this.keys.delete(this.keys.keys().next().value!);
+      this.keys.set(projectId, key);
+    }
+    return key;
   }
 }
 
