@@ -194,21 +194,17 @@ export type RotatedRefreshToken = { kind: 'renewed'; user: StoredUser } | { kind
 
 /**
  * Spends the session's current refresh token (generation n) for the next
- * one (n + 1, whose hash the caller passes): one primary-key update of the
- * session row on the hot path. Otherwise, under the session's row lock:
- * generation n − 1 within the grace of its rotation is the same client
- * refreshing twice at once and is answered like the winner (renewed, the
- * same next token); any older generation is a reuse and revokes the
- * session; with `requireVerified`, an unverified user's token is refused
- * and stays unspent.
+ * one (n + 1, whose hash the caller passes), in one primary-key update of
+ * the session row; the user when it did, undefined otherwise (then
+ * `judgeRefreshToken` says why).
  */
-export async function rotateRefreshToken(
+export async function renewRefreshToken(
   client: SqlClient,
   presented: PresentedRefreshToken,
   nextHash: string,
   ttlSeconds: number,
   requireVerified: boolean,
-): Promise<RotatedRefreshToken> {
+): Promise<StoredUser | undefined> {
   const { rows } = await client.query<UserRow>({
     // Named: each connection plans it once.
     name: 'auth_rotate_refresh_token',
@@ -220,12 +216,18 @@ export async function rotateRefreshToken(
            returning u.*`,
     values: [presented.sessionId, presented.generation, presented.hash, nextHash, ttlSeconds, requireVerified],
   });
-  if (rows[0]) return { kind: 'renewed', user: toUser(rows[0]) };
-  return whyNotRenewed(client, presented, nextHash, requireVerified);
+  return rows[0] && toUser(rows[0]);
 }
 
-/** Why a refresh token did not renew, decided under the session's row lock (a concurrent rotation has committed by then). */
-async function whyNotRenewed(client: SqlClient, presented: PresentedRefreshToken, nextHash: string, requireVerified: boolean): Promise<RotatedRefreshToken> {
+/**
+ * Why a refresh token did not renew, decided under the session's row lock
+ * (a concurrent rotation has committed by then): generation n − 1 within
+ * the grace of its rotation is the same client refreshing twice at once and
+ * is answered like the winner (renewed, the same next token); any older
+ * generation is a reuse and revokes the session; with `requireVerified`, an
+ * unverified user's token is refused and stays unspent.
+ */
+export async function judgeRefreshToken(client: SqlClient, presented: PresentedRefreshToken, nextHash: string, requireVerified: boolean): Promise<RotatedRefreshToken> {
   const { rows } = await client.query<UserRow & { outcome: 'renewed' | 'reused' | 'invalid' | 'unverified' }>({
     name: 'auth_classify_refresh_token',
     text: `with s as (

@@ -102,9 +102,14 @@ async function refresh(deps: AuthDependencies, request: FastifyRequest): Promise
   const presented = deps.refreshTokens.read(project.projectId, refreshToken);
   if (!presented) throw invalid();
   const next = deps.refreshTokens.mint(project.projectId, presented.sessionId, presented.generation + 1);
-  const outcome = await deps.tenants.read(project.projectId, (db) =>
-    store.rotateRefreshToken(db, presented, hashOf(next), settings.refreshTokenTtl, settings.requireEmailVerification),
+  const nextHash = hashOf(next);
+  const renewed = await deps.tenants.quick(project.projectId, (db) =>
+    store.renewRefreshToken(db, presented, nextHash, settings.refreshTokenTtl, settings.requireEmailVerification),
   );
+  // Anything but the current token is judged on the pool, where a revocation is committed durably.
+  const outcome: store.RotatedRefreshToken = renewed
+    ? { kind: 'renewed', user: renewed }
+    : await deps.tenants.read(project.projectId, (db) => store.judgeRefreshToken(db, presented, nextHash, settings.requireEmailVerification));
   // A reuse has revoked the session for good, in the same statement.
   if (outcome.kind === 'reused') throw new ApiError(401, 'refresh_token_reused', 'refresh token was already used; the session is revoked');
   if (outcome.kind === 'invalid') throw invalid();

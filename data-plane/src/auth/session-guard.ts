@@ -25,7 +25,7 @@ export async function authenticate(deps: AuthDependencies, request: FastifyReque
   const token = match[1]!;
   const project = apiKeyOf(request) ? resolveProject(deps.directory, request).project : projectOfToken(deps.directory, token);
   const claims = await deps.tokens.verify(project, token);
-  const user = await deps.tenants.lookup(project.projectId, (db) => store.findSessionUser(db, claims.session_id, claims.sub));
+  const user = await deps.tenants.quick(project.projectId, (db) => store.findSessionUser(db, claims.session_id, claims.sub));
   if (!user) throw new ApiError(401, 'invalid_token', 'the session of this token has ended');
   return { project, claims, user };
 }

@@ -16,8 +16,8 @@ function failure(error: unknown): unknown {
   return unreachable();
 }
 
-/** Shared pipelined connections per project for single-statement reads (pipelines.ts). */
-const READ_PIPELINES = 1;
+/** Shared pipelined connections per project for single statements (pipelines.ts). */
+const SHARED_PIPELINES = 1;
 
 export class OwnerPools {
   private readonly pools: ProjectPools;
@@ -28,7 +28,9 @@ export class OwnerPools {
       connectionString: tenantOwnerUrl(tenantClusterUrl, tenantOwnerRole(projectId), deriveSecret(platformSecret, ownerPasswordPurpose(projectId)), tenantDatabaseName(projectId)),
     });
     this.pools = new ProjectPools((projectId) => new pg.Pool({ ...connection(projectId), max: 5, idleTimeoutMillis: 30_000 }));
-    this.pipelines = new Pipelines(connection, READ_PIPELINES);
+    // What runs on the shared connections does not wait for the WAL flush at commit: reads have nothing to flush,
+    // and a refresh token's rotation lost in a database crash only makes its client sign in again (quick() says why).
+    this.pipelines = new Pipelines((projectId) => ({ ...connection(projectId), options: '-c synchronous_commit=off' }), SHARED_PIPELINES);
   }
 
   private pool(projectId: string): pg.Pool {
@@ -50,11 +52,18 @@ export class OwnerPools {
   }
 
   /**
-   * Runs `work`'s reads — each statement on its own, none writing — on the
-   * project's shared pipelined connection when it flows, else on the pool:
-   * the check every signed-in request makes goes here.
+   * Runs `work`'s statements, each on its own (its own implicit
+   * transaction), on the project's shared pipelined connection when it
+   * flows, else on the pool: the check every signed-in request makes, and a
+   * refresh token's rotation. On the shared connection a commit does not
+   * wait for the WAL flush (`synchronous_commit=off`), so a crash of
+   * PostgreSQL may lose the last fraction of a second of such writes; only
+   * writes whose loss is harmless go here. A lost rotation puts the session
+   * back on the token before, which its client no longer holds: the client's
+   * next refresh is refused and it signs in again (only someone who already
+   * held the token before could use it, as they could before the rotation).
    */
-  async lookup<T>(projectId: string, work: (db: SqlClient) => Promise<T>): Promise<T> {
+  async quick<T>(projectId: string, work: (db: SqlClient) => Promise<T>): Promise<T> {
     const lane = this.pipelines.take(projectId);
     if (!lane) return this.read(projectId, work);
     const db: SqlClient = { query: (text: string | pg.QueryConfig, values?: unknown[]) => lane.run((client) => client.query(text as string, values)) } as SqlClient;
