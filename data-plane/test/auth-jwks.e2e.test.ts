@@ -50,6 +50,30 @@ describe('GET /rest/v1/auth/.well-known/jwks.json', () => {
     await expect(jwtVerify(await sign(second.id), jwks)).rejects.toThrow();
   });
 
+  it('verifies, with jose, the access tokens the data plane signs: ES256 under the published key, issuer and audience', async () => {
+    const jwks = createLocalJWKSet((await call('GET', '/rest/v1/auth/.well-known/jwks.json', { headers: { apikey: first.anonKey } })).body);
+    const email = `jwks-${Date.now()}@example.com`;
+    const signedUp = await call('POST', '/rest/v1/auth/signup', { headers: { apikey: first.anonKey }, body: { email, password: 'correct horse battery' } });
+    expect(signedUp.status).toBe(201);
+    const refreshed = await call('POST', '/rest/v1/auth/refresh', { headers: { apikey: first.anonKey }, body: { refreshToken: signedUp.body.refreshToken } });
+    expect(refreshed.status).toBe(200);
+    for (const token of [signedUp.body.accessToken, refreshed.body.accessToken]) {
+      const { payload, protectedHeader } = await jwtVerify(token, jwks, {
+        algorithms: ['ES256'],
+        audience: 'authenticated',
+        issuer: `${inject('publicUrl')}/rest/v1/auth`,
+        requiredClaims: ['exp', 'iat', 'sub', 'session_id'],
+      });
+      expect(protectedHeader).toMatchObject({ alg: 'ES256', typ: 'JWT' });
+      expect(payload).toMatchObject({ sub: signedUp.body.user.id, role: 'authenticated', email, ref: first.id });
+      expect(payload.exp! - payload.iat!).toBe(3600);
+    }
+    // A bit changed in the signature: refused.
+    const token: string = refreshed.body.accessToken;
+    const tampered = `${token.slice(0, -2)}${token.endsWith('A') ? 'B' : 'A'}${token.slice(-1)}`;
+    await expect(jwtVerify(tampered, jwks)).rejects.toThrow();
+  });
+
   scenarios([
     { name: 'without an apikey it is 401', method: 'GET', url: '/rest/v1/auth/.well-known/jwks.json', expectedStatus: 401, expectedContent: ['missing_api_key'] },
   ]);

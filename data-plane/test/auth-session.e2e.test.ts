@@ -158,6 +158,22 @@ describe('refresh tokens', () => {
     expect((await refresh(first.refreshToken)).status).toBe(200);
   });
 
+  it('refuses the newer token, as invalid, when the database lost its rotation in a crash (the client signs in again)', async () => {
+    const first = await signIn();
+    const second = (await refresh(first.refreshToken)).body;
+    // What a crash before the WAL flush can leave behind (rotations commit without waiting for it): the session back on the first token.
+    const { rowCount } = await onTenant((db) =>
+      db.query('update auth.sessions set refresh_generation = 0, refresh_hash = $2 where id = $1', [
+        decodeJwt(first.accessToken).session_id,
+        createHash('sha256').update(first.refreshToken).digest('hex'),
+      ]),
+    );
+    expect(rowCount).toBe(1);
+    const answer = await refresh(second.refreshToken);
+    expect(answer.status).toBe(401);
+    expect(answer.body.code).toBe('refresh_token_invalid');
+  });
+
   it('keeps only the hash of the current token, one row per session however often it refreshes', async () => {
     const first = await signIn();
     let token = first.refreshToken;

@@ -42,6 +42,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
 
   project.provide('baseUrl', stack.baseUrl);
+  project.provide('publicUrl', stack.publicUrl);
   project.provide('databaseUrl', stack.databaseUrl);
   project.provide('tenantDatabaseUrl', stack.tenantDatabaseUrl);
   project.provide('temporalAddress', stack.temporalAddress);

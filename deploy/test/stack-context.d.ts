@@ -5,6 +5,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** The gateway, `http://127.0.0.1:<port>`. */
     baseUrl: string;
+    /** `{base_url}` as clients are told (PUBLIC_URL): the issuer of end-user tokens is under it. */
+    publicUrl: string;
     /** Platform database (event store, projections), superuser URL. */
     databaseUrl: string;
     /** Cluster where tenant databases live, superuser URL. */
