@@ -16,7 +16,6 @@ export interface SqlClient {
   query<R extends Record<string, any> = any>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
-export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 /** A client refreshing twice at once (two tabs) is not a thief: a spent token may be used again this soon. */
 export const REFRESH_REUSE_GRACE_SECONDS = 10;
 
@@ -57,7 +56,6 @@ function toUser(row: UserRow): StoredUser {
 export function publicUser({ passwordHash: _, ...user }: StoredUser): EndUser {
   return user;
 }
-
 
 const alreadyExists = () => new ApiError(409, 'user_already_exists', 'a user with this email already exists');
 
@@ -207,7 +205,7 @@ export async function renewRefreshToken(
 ): Promise<StoredUser | undefined> {
   const { rows } = await client.query<UserRow>({
     // Named: each connection plans it once.
-    name: 'auth_rotate_refresh_token',
+    name: 'auth_renew_refresh_token',
     text: `update auth.sessions s set refresh_generation = s.refresh_generation + 1, refresh_hash = $4, rotated_at = now(),
               refresh_expires_at = now() + make_interval(secs => $5)
            from auth.users u
@@ -229,7 +227,7 @@ export async function renewRefreshToken(
  */
 export async function judgeRefreshToken(client: SqlClient, presented: PresentedRefreshToken, nextHash: string, requireVerified: boolean): Promise<RotatedRefreshToken> {
   const { rows } = await client.query<UserRow & { outcome: 'renewed' | 'reused' | 'invalid' | 'unverified' }>({
-    name: 'auth_classify_refresh_token',
+    name: 'auth_judge_refresh_token',
     text: `with s as (
              select s.id, s.user_id, s.refresh_generation as current, s.refresh_hash,
                     s.revoked_at is null and s.refresh_expires_at > now() as live,
