@@ -12,7 +12,6 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
-import type pg from 'pg';
 import {
   ApiError, BucketNameParam, DEFAULT_OBJECT_PAGE, DEFAULT_SIGNED_URL_SECONDS, DeleteObjectsBody, ListObjectsQuery, MAX_OBJECT_PAGE,
   MAX_SIGNED_URL_SECONDS, ObjectPathQuery, SignedUrlQuery, UploadObjectQuery, invalidRequest, mimeTypeAllowed, queryInteger, validate,
@@ -23,21 +22,21 @@ import { bindCors } from '../http/cors';
 import type { Caller } from '../rest/execute';
 import type { StorageAccess } from './storage-caller';
 import type { Storage } from './storage';
+import type { StorageStatement, TextRow } from './storage-db';
 import { sendObject } from './send-object';
 
-interface ObjectRow {
-  path: string;
-  size: string;
-  content_type: string | null;
-  etag: string | null;
-  updated_at: Date;
-  owner: string | null;
-}
+/** An object's columns as the statements below select them (text format; `updated_at` as JSON's ISO 8601). */
+const OBJECT_COLUMNS = "path, size, content_type, etag, to_json(updated_at) #>> '{}' as updated_at, owner";
 
-const OBJECT_COLUMNS = 'path, size, content_type, etag, updated_at, owner';
-
-function toObject(row: ObjectRow): StorageObject {
-  return { path: row.path, size: Number(row.size), contentType: row.content_type ?? 'application/octet-stream', etag: row.etag ?? '', updatedAt: row.updated_at.toISOString(), owner: row.owner };
+function toObject(row: TextRow): StorageObject {
+  return {
+    path: row.path!,
+    size: Number(row.size),
+    contentType: row.content_type ?? 'application/octet-stream',
+    etag: row.etag ?? '',
+    updatedAt: new Date(row.updated_at!).toISOString(),
+    owner: row.owner ?? null,
+  };
 }
 
 /** The end user an upload belongs to: the token's subject, none for operators and keys. */
@@ -91,24 +90,26 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
         const upsert = query.upsert === 'true';
         let stored = false;
         try {
-          const object = await storage.db.transaction(projectId, caller, async (client) => {
-            await claimPath(client, bucketName, query.path, contentType, ownerOf(caller), upsert);
+          const object = await storage.db.transaction(projectId, caller, [claimPath(bucketName, query.path, contentType, ownerOf(caller), upsert)], async (_claimed, tx) => {
             const put = await storage.store.put(key, file.file, { contentType, maxBytes: bucket.fileSizeLimit ?? undefined });
             stored = true;
             // The row passed the caller's policies above; what the store measured is recorded with the platform's own rights.
-            await client.query("select set_config('role', 'service_role', true)");
-            const { rows } = await client.query<ObjectRow>(
-              `update storage.objects set size = $3, etag = $4, updated_at = now() where bucket = $1 and path = $2 returning ${OBJECT_COLUMNS}`,
-              [bucketName, query.path, put.size, put.etag],
-            );
-            return toObject(rows[0]!);
+            const answered = await tx.commit([
+              { name: 'bp_storage_as_service', text: "select set_config('role', 'service_role', true)", values: [] },
+              {
+                name: 'bp_storage_measured',
+                text: `update storage.objects set size = $3, etag = $4, updated_at = now() where bucket = $1 and path = $2 returning ${OBJECT_COLUMNS}`,
+                values: [bucketName, query.path, put.size, put.etag],
+              },
+            ]);
+            return toObject(answered[1]![0]!);
           });
           return reply.status(201).send(object);
         } catch (error) {
           // Bytes stored but the row not committed: a new object's bytes go (a replaced one's cannot come back).
           if (stored && !upsert) await storage.store.deleteMany([key]).catch((cleanup) => request.log.error({ err: cleanup, key }, 'could not remove the bytes of a failed upload'));
           file.file.resume();
-          throw error;
+          throw pathTaken(error, query.path);
         }
       });
 
@@ -120,7 +121,7 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
         const limit = queryInteger(query.limit, 'limit', DEFAULT_OBJECT_PAGE, 1, MAX_OBJECT_PAGE);
         const offset = queryInteger(query.offset, 'offset', 0, 0, 1_000_000);
         await storage.db.bucket(project.projectId, bucket);
-        return storage.db.transaction(project.projectId, caller, (client) => listObjects(client, bucket, prefix, limit, offset));
+        return listObjects(storage, project.projectId, caller, bucket, prefix, limit, offset);
       });
 
       scope.get('/download', async (request, reply) => {
@@ -145,12 +146,12 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
         const { paths } = validate(DeleteObjectsBody, request.body, 'body');
         const keys = new Map(paths.map((path) => [path, keyOf(project.projectId, bucket, path)]));
         await storage.db.bucket(project.projectId, bucket);
-        const deleted = await storage.db.transaction(project.projectId, caller, async (client) => {
-          const { rows } = await client.query<{ path: string }>(
-            'delete from storage.objects where bucket = $1 and path = any($2::text[]) returning path',
-            [bucket, [...keys.keys()]],
-          );
-          const gone = new Set(rows.map((row) => row.path));
+        const deleted = await storage.db.transaction(project.projectId, caller, [{
+          name: 'bp_storage_delete',
+          text: 'delete from storage.objects where bucket = $1 and path = any($2::text[]) returning path',
+          values: [bucket, [...keys.keys()]],
+        }], async ([rows]) => {
+          const gone = new Set(rows!.map((row) => row.path!));
           await storage.store.deleteMany([...gone].map((path) => keys.get(path)!));
           return paths.filter((path, i) => gone.has(path) && paths.indexOf(path) === i);
         });
@@ -162,29 +163,36 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
 }
 
 /**
- * Writes the object's row under the caller's policies before any byte moves:
- * an insert (23505 ⇒ 409 when the path is taken), or with `upsert` an insert
- * that takes over an existing row (needing the app's update policy too).
+ * The statement that writes the object's row under the caller's policies
+ * before any byte moves: an insert, or with `upsert` an insert that takes over
+ * an existing row (needing the app's update policy too).
  */
-async function claimPath(client: pg.PoolClient, bucket: string, path: string, contentType: string, owner: string | null, upsert: boolean): Promise<void> {
-  const conflict = upsert ? 'on conflict (bucket, path) do update set content_type = excluded.content_type, owner = excluded.owner, updated_at = now()' : '';
-  try {
-    await client.query(`insert into storage.objects (bucket, path, size, content_type, owner) values ($1, $2, 0, $3, $4) ${conflict}`, [bucket, path, contentType, owner]);
-  } catch (error) {
-    if ((error as { code?: string }).code === '23505') {
-      throw new ApiError(409, 'already_exists', `an object already exists at "${path}"`, null, 'pass upsert=true to replace it');
-    }
-    throw error;
+function claimPath(bucket: string, path: string, contentType: string, owner: string | null, upsert: boolean): StorageStatement {
+  const conflict = upsert ? ' on conflict (bucket, path) do update set content_type = excluded.content_type, owner = excluded.owner, updated_at = now()' : '';
+  return {
+    name: upsert ? 'bp_storage_claim_upsert' : 'bp_storage_claim',
+    text: `insert into storage.objects (bucket, path, size, content_type, owner) values ($1, $2, 0, $3, $4)${conflict}`,
+    values: [bucket, path, contentType, owner],
+  };
+}
+
+/** A taken path (23505 from {@link claimPath}) as 409 `already_exists`; any other error as it is. */
+function pathTaken(error: unknown, path: string): unknown {
+  if (error instanceof ApiError && error.code === '23505') {
+    return new ApiError(409, 'already_exists', `an object already exists at "${path}"`, null, 'pass upsert=true to replace it');
   }
+  return error;
 }
 
 /** The object's row as the caller may see it; 404 when it does not exist or the caller's policies hide it. */
 async function findVisible(storage: Storage, projectId: string, caller: Caller, bucket: string, path: string): Promise<StorageObject> {
-  const rows = await storage.db.transaction(projectId, caller, async (client) =>
-    (await client.query<ObjectRow>(`select ${OBJECT_COLUMNS} from storage.objects where bucket = $1 and path = $2`, [bucket, path])).rows,
-  );
-  if (!rows[0]) throw objectNotFound();
-  return toObject(rows[0]);
+  const [rows] = await storage.db.run(projectId, caller, [{
+    name: 'bp_storage_object',
+    text: `select ${OBJECT_COLUMNS} from storage.objects where bucket = $1 and path = $2`,
+    values: [bucket, path],
+  }]);
+  if (!rows![0]) throw objectNotFound();
+  return toObject(rows![0]);
 }
 
 /**
@@ -192,23 +200,25 @@ async function findVisible(storage: Storage, projectId: string, caller: Caller, 
  * delimiter: the objects directly under it and the folders below it, merged in
  * byte order and paged together; only rows the caller's policies show count.
  */
-async function listObjects(client: pg.PoolClient, bucket: string, prefix: string, limit: number, offset: number): Promise<ObjectListing> {
-  const { rows } = await client.query<ObjectRow & { folder: boolean }>(
-    `with matched as (
-       select ${OBJECT_COLUMNS}, strpos(substr(path, $3 + 1), '/') as slash
+async function listObjects(storage: Storage, projectId: string, caller: Caller, bucket: string, prefix: string, limit: number, offset: number): Promise<ObjectListing> {
+  const [rows] = await storage.db.run(projectId, caller, [{
+    name: 'bp_storage_list',
+    text: `with matched as (
+       select path, size, content_type, etag, updated_at, owner, strpos(substr(path, $3 + 1), '/') as slash
        from storage.objects where bucket = $1 and left(path, $3) = $2
      ), entries as (
        select distinct left(path, $3 + slash) as path, null::bigint as size, null::text as content_type, null::text as etag,
               null::timestamptz as updated_at, null::uuid as owner, true as folder
        from matched where slash > 0
        union all
-       select ${OBJECT_COLUMNS}, false from matched where slash = 0
+       select path, size, content_type, etag, updated_at, owner, false from matched where slash = 0
      )
-     select * from entries order by path collate "C" limit $4 offset $5`,
-    [bucket, prefix, [...prefix].length, limit, offset],
-  );
+     select path, size, content_type, etag, to_json(updated_at) #>> '{}' as updated_at, owner, folder from entries
+     order by path collate "C" limit $4 offset $5`,
+    values: [bucket, prefix, [...prefix].length, limit, offset],
+  }]);
   return {
-    objects: rows.filter((row) => !row.folder).map(toObject),
-    prefixes: rows.filter((row) => row.folder).map((row) => row.path),
+    objects: rows!.filter((row) => row.folder === 'f').map(toObject),
+    prefixes: rows!.filter((row) => row.folder === 't').map((row) => row.path!),
   };
 }
