@@ -33,12 +33,31 @@ export function signPlatformToken(key: Uint8Array, identity: PlatformIdentity, t
     .sign(key);
 }
 
-/** Verifies a platform token; 401 `token_expired` or `invalid_token` otherwise. */
+/** Tokens already verified, per key, with what they say: an operator's client sends the same one with every call. */
+const verifiedByKey = new WeakMap<Uint8Array, Map<string, { identity: PlatformIdentity; expiresAt: number }>>();
+/** Verified tokens kept per key; past it the oldest goes first. */
+const MAX_VERIFIED_TOKENS = 1000;
+
+/**
+ * Verifies a platform token; 401 `token_expired` or `invalid_token`
+ * otherwise. A token verified once is known until it expires (they cannot be
+ * revoked before), so a client's next calls skip jose's WebCrypto round trip.
+ */
 export async function verifyPlatformToken(key: Uint8Array, token: string): Promise<PlatformIdentity> {
+  let verified = verifiedByKey.get(key);
+  const known = verified?.get(token);
+  if (known && known.expiresAt > Date.now() / 1000) return known.identity;
   try {
     const { payload } = await jwtVerify(token, key, { issuer: PLATFORM_TOKEN_ISSUER, audience: PLATFORM_TOKEN_ISSUER, algorithms: ['HS256'] });
     if (payload.typ !== 'platform' || typeof payload.sub !== 'string') throw new ApiError(401, 'invalid_token', 'not a platform token');
-    return { accountId: payload.sub, email: String(payload.email ?? '') };
+    const identity = { accountId: payload.sub, email: String(payload.email ?? '') };
+    if (typeof payload.exp === 'number') {
+      if (!verified) verifiedByKey.set(key, (verified = new Map()));
+      verified.delete(token);
+      if (verified.size >= MAX_VERIFIED_TOKENS) verified.delete(verified.keys().next().value!);
+      verified.set(token, { identity, expiresAt: payload.exp });
+    }
+    return identity;
   } catch (error) {
     if (error instanceof ApiError) throw error;
     if (error instanceof joseErrors.JWTExpired) throw new ApiError(401, 'token_expired', 'platform token expired');
