@@ -5,7 +5,8 @@
  * into place only when complete, so a failed upload leaves nothing behind.
  */
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import fsFd, { createWriteStream } from 'node:fs';
+import { promisify } from 'node:util';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -16,6 +17,9 @@ import { assertContentType } from './content-type';
 import { assertFolderPrefix, assertObjectKey, objectNotFound, resolveRange } from './object-keys';
 import type { ByteRange, ListOptions, ListPage, ObjectInfo, ObjectRead, ObjectStore, PutOptions, PutResult } from './object-store';
 import { UploadMeter } from './upload-meter';
+
+/** The fd calls an upload makes: on a raw descriptor, which its write stream hands back when done (a FileHandle's stays locked). */
+const fd = { open: promisify(fsFd.open), write: promisify(fsFd.write), datasync: promisify(fsFd.fdatasync), close: promisify(fsFd.close) };
 
 /** How much of an upload may wait in memory for the disk, and how much a download reads at once (bounds either's memory, whatever the object's size). */
 const IO_BUFFER_BYTES = 1024 * 1024;
@@ -36,16 +40,35 @@ export function createFsObjectStore(root: string): ObjectStore {
     }
   };
 
-  /** Moves a finished upload into place; a concurrent prune may remove the folder between mkdir and rename. */
+  /**
+   * Moves a finished upload into place, making its folder only when the
+   * rename says it is missing (most uploads land in a folder that exists); a
+   * concurrent prune may remove the folder between mkdir and rename.
+   */
   const moveIntoPlace = async (temp: string, target: string): Promise<void> => {
     for (let attempt = 0; ; attempt += 1) {
-      await fs.mkdir(path.dirname(target), { recursive: true });
       try {
         await fs.rename(temp, target);
         return;
       } catch (error) {
         if (!isMissing(error) || attempt >= 3) throw error;
       }
+      await fs.mkdir(path.dirname(target), { recursive: true });
+    }
+  };
+
+  /** Creates the temp file of an upload (its descriptor); the uploads directory is made (and swept) the first time, and again if it went. */
+  const createUpload = async (temp: string): Promise<number> => {
+    if (!sweeping) {
+      await fs.mkdir(uploads, { recursive: true });
+      sweeping = sweepStaleUploads(uploads).catch(() => {});
+    }
+    try {
+      return await fd.open(temp, 'wx');
+    } catch (error) {
+      if (!isMissing(error)) throw error;
+      await fs.mkdir(uploads, { recursive: true });
+      return fd.open(temp, 'wx');
     }
   };
 
@@ -71,31 +94,33 @@ export function createFsObjectStore(root: string): ObjectStore {
     async put(key: string, body: Readable, options: PutOptions): Promise<PutResult> {
       assertObjectKey(key);
       assertContentType(options.contentType);
-      await fs.mkdir(uploads, { recursive: true });
-      sweeping ??= sweepStaleUploads(uploads).catch(() => {});
       const temp = path.join(uploads, `${randomUUID()}.part`);
       const meter = new UploadMeter(options.maxBytes);
+      // Every step on one descriptor: each open, close or mkdir is a trip to libuv's thread pool, and for small objects those add up.
+      const file = await createUpload(temp);
+      // The bytes go after the header's room; the header is written once size and MD5 are known.
       // A 1 MiB buffer instead of the default 16 KiB: the socket keeps flowing while the file catches up, and what
       // queued meanwhile goes to disk in one writev. Measured: 100 MB uploads 0.5 → 0.65-0.85 of a plain copy.
-      const out = createWriteStream(temp, { flags: 'wx', highWaterMark: IO_BUFFER_BYTES });
+      const out = createWriteStream('', { fd: file, start: HEADER_BYTES, highWaterMark: IO_BUFFER_BYTES, autoClose: false });
+      let closed = false;
       try {
-        // Room for the header, written for real once size and MD5 are known.
-        out.write(Buffer.alloc(HEADER_BYTES, 0x20));
         await pipeline(body, meter, out, options.signal ? { signal: options.signal } : {});
         const result = { size: meter.bytes, etag: meter.md5() };
-        const handle = await fs.open(temp, 'r+');
-        try {
-          await handle.write(encodeHeader({ contentType: options.contentType, ...result }), 0, HEADER_BYTES, 0);
-          // On disk before the rename makes it visible: after a crash, an object is whole or absent.
-          await handle.datasync();
-        } finally {
-          await handle.close();
-        }
+        await fd.write(file, encodeHeader({ contentType: options.contentType, ...result }), 0, HEADER_BYTES, 0);
+        // On disk before the rename makes it visible: after a crash, an object is whole or absent.
+        await fd.datasync(file);
+        closed = true;
+        await fd.close(file);
         await moveIntoPlace(temp, objectFile(objects, key));
         return result;
       } catch (error) {
-        // Only once the stream has closed its file: removed earlier, a late open would create it again.
-        if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
+        // A destroyed stream closes the descriptor itself, once its write in flight is back; else it is closed here.
+        // Only then is the file removed: removed earlier, a late write would land in a file no one removes.
+        if (out.destroyed) {
+          if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
+        } else if (!closed) {
+          await fd.close(file).catch(() => {});
+        }
         await fs.rm(temp, { force: true });
         throw error;
       }
@@ -115,9 +140,11 @@ export function createFsObjectStore(root: string): ObjectStore {
         const resolved = range ? resolveRange(range, header.size) : undefined;
         // The file is never rewritten in place (a put renames a new one over it), so this handle reads one version.
         // Reads of up to 1 MiB rather than 64 KiB: a small object goes out in one read, a large one in fewer trips to the thread pool.
-        const body = resolved
-          ? handle.createReadStream({ start: HEADER_BYTES + resolved.start, end: HEADER_BYTES + resolved.end, highWaterMark: IO_BUFFER_BYTES })
-          : handle.createReadStream({ start: HEADER_BYTES, highWaterMark: IO_BUFFER_BYTES });
+        // With its end given, the stream stops without one more read to find the end of the file.
+        const { start, end } = resolved ?? { start: 0, end: header.size - 1 };
+        const body = end >= start
+          ? handle.createReadStream({ start: HEADER_BYTES + start, end: HEADER_BYTES + end, highWaterMark: IO_BUFFER_BYTES })
+          : handle.createReadStream({ start: HEADER_BYTES, highWaterMark: IO_BUFFER_BYTES }); // an empty object
         return { body, ...header, updatedAt: stat.mtime, ...(resolved ? { range: resolved } : {}) };
       } catch (error) {
         await handle.close();
