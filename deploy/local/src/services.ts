@@ -12,11 +12,21 @@ import type { StackLog } from './stack-log';
 /** Names of the supervised services, as used in log prefixes and log file names. */
 export type ServiceName = 'control-plane' | 'worker' | 'data-plane';
 
-/** Where each service's entry lives and which variable tells it its internal port. */
-export const SERVICE_LAYOUT: Record<ServiceName, { entry: string; portVariable: string }> = {
+/**
+ * Where each service's entry lives, which variable tells it its internal
+ * port, and the V8 flags it runs with.
+ *
+ * The data plane's young generation may grow to 128 MB semi-spaces (V8's
+ * default is 16 MB on 64-bit): a request's garbage then dies in far fewer
+ * scavenges. Measured with `bench:rest` on 2 cores: single-row GETs on the
+ * fleet 5,900-6,500/s → 6,400-8,500/s, a user token's 4,900/s → 6,200-6,800/s,
+ * and its resident memory under that load ~260 MB; the 1 GB upload's growth
+ * is unchanged (its bytes live outside the V8 heap).
+ */
+export const SERVICE_LAYOUT: Record<ServiceName, { entry: string; portVariable: string; v8Flags?: string[] }> = {
   'control-plane': { entry: 'control-plane/src/main.ts', portVariable: 'CONTROL_PLANE_PORT' },
   worker: { entry: 'workers/src/main.ts', portVariable: 'WORKER_PORT' },
-  'data-plane': { entry: 'data-plane/src/main.ts', portVariable: 'DATA_PLANE_PORT' },
+  'data-plane': { entry: 'data-plane/src/main.ts', portVariable: 'DATA_PLANE_PORT', v8Flags: ['--max-semi-space-size=128'] },
 };
 
 /** Absolute path of the repository root (this file is deploy/local/src/services.ts). */
@@ -80,7 +90,7 @@ export function superviseService(options: SuperviseOptions): SupervisedService {
     const child = spawnLogged({
       part,
       command: process.execPath,
-      args: ['--import', loader, options.entry],
+      args: [...(SERVICE_LAYOUT[name].v8Flags ?? []), '--import', loader, options.entry],
       env: { ...options.env, [options.portVariable]: String(options.port) },
       cwd: REPO_ROOT,
       log,
