@@ -42,19 +42,27 @@ export function callerSetupValues(caller: Caller): [string, string] {
 }
 
 const SETUP = { name: 'bp_setup', text: CALLER_SETUP };
+/** Opens an explicit transaction from inside a batch: it outlives the batch's Sync, until COMMIT or ROLLBACK. */
+export const BEGIN_STEP: BatchStep = { name: 'bp_begin', text: 'begin', values: [] };
 /** The same for a read, which also makes the transaction read-only (allowed at any point of it, unlike the reverse). */
 const SETUP_READ_ONLY = { name: 'bp_setup_read', text: `${CALLER_SETUP}, set_config('transaction_read_only', 'on', true)` };
 const EMPTY_ROW: StatementRow = { body: null, page_count: 0, total: null };
 
 /** pg's own conversion of parameters to their wire form (`pg.utils` is on the default export, untyped). */
 const prepareValue = (pg as unknown as { utils: { prepareValue(value: unknown): string | Buffer | null } }).utils.prepareValue;
-const wireValues = (values: readonly unknown[]) => values.map((v) => prepareValue(v));
+/** Parameters in their wire form, as a {@link BatchStep} carries them. */
+export const wireValues = (values: readonly unknown[]) => values.map((v) => prepareValue(v));
+
+/** The batch step that sets `caller`'s role and claims for the transaction ({@link CALLER_SETUP}). */
+export function callerSetupStep(caller: Caller, readOnly = false): BatchStep {
+  return { ...(readOnly ? SETUP_READ_ONLY : SETUP), values: callerSetupValues(caller) };
+}
 
 /** The batch of a request: [BEGIN,] the role and claims, the statement[, its EXPLAIN for an estimated count]. */
 function batchSteps(caller: Caller, statement: Statement, readOnly: boolean, explicit: boolean): BatchStep[] {
   const steps: BatchStep[] = [];
-  if (explicit) steps.push({ name: 'bp_begin', text: 'begin', values: [] });
-  steps.push({ ...(readOnly ? SETUP_READ_ONLY : SETUP), values: callerSetupValues(caller) });
+  if (explicit) steps.push(BEGIN_STEP);
+  steps.push(callerSetupStep(caller, readOnly));
   steps.push({ name: statementName(statement.text) ?? '', text: statement.text, values: wireValues(statement.values), describe: true });
   if (statement.estimate) steps.push({ name: '', text: statement.estimate.text, values: wireValues(statement.estimate.values) });
   return steps;

@@ -17,7 +17,7 @@ import pg from 'pg';
 import { ApiError, AUTHENTICATOR_PASSWORD_PURPOSE, deriveSecret, notFound, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
 import type { OwnerPools } from '../tenants/owner-pools';
 import { ProjectPools } from '../tenants/project-pools';
-import { CALLER_SETUP, callerSetupValues, type Caller } from '../rest/execute';
+import { BEGIN_STEP, callerSetupStep, wireValues, type Caller } from '../rest/execute';
 import { OneSyncBatch, type BatchStep } from '../rest/one-sync';
 import { databaseError } from '../rest/db-errors';
 
@@ -49,18 +49,10 @@ export interface OpenTransaction {
 const POOL_SIZE = 10;
 const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
 
-const BEGIN: BatchStep = { name: 'bp_begin', text: 'begin', values: [] };
 const COMMIT: BatchStep = { name: 'bp_commit', text: 'commit', values: [] };
 
-/** pg's own conversion of parameters to their wire form (`pg.utils` is on the default export, untyped). */
-const prepareValue = (pg as unknown as { utils: { prepareValue(value: unknown): string | Buffer | null } }).utils.prepareValue;
-
-function setupStep(caller: Caller): BatchStep {
-  return { name: 'bp_setup', text: CALLER_SETUP, values: callerSetupValues(caller) };
-}
-
 function toStep(statement: StorageStatement): BatchStep {
-  return { name: statement.name, text: statement.text, values: statement.values.map((value) => prepareValue(value)), describe: true };
+  return { name: statement.name, text: statement.text, values: wireValues(statement.values), describe: true };
 }
 
 /** Sends `steps` as one batch on `client`; answers the rows of each. */
@@ -105,7 +97,7 @@ export class StorageDb {
    * policy refusal is 401 for anon, 403 otherwise).
    */
   run(projectId: string, caller: Caller, statements: readonly StorageStatement[]): Promise<TextRow[][]> {
-    return this.withClient(caller, projectId, async (client) => (await runBatch(client, [setupStep(caller), ...statements.map(toStep)])).slice(1));
+    return this.withClient(caller, projectId, async (client) => (await runBatch(client, [callerSetupStep(caller), ...statements.map(toStep)])).slice(1));
   }
 
   /**
@@ -118,7 +110,7 @@ export class StorageDb {
     return this.withClient(caller, projectId, async (client, broken) => {
       let open = true;
       try {
-        const rows = (await runBatch(client, [BEGIN, setupStep(caller), ...first.map(toStep)])).slice(2);
+        const rows = (await runBatch(client, [BEGIN_STEP, callerSetupStep(caller), ...first.map(toStep)])).slice(2);
         const tx: OpenTransaction = {
           commit: async (statements) => {
             const answered = await runBatch(client, [...statements.map(toStep), COMMIT]);
