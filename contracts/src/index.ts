@@ -1,6 +1,7 @@
 /** The language every part of Baseplane speaks. Pure: no I/O. */
 export * from './api';
 export * from './auth';
+export * from './bounded-map';
 export * from './commands';
 export * from './config';
 export * from './errors';

@@ -6,6 +6,7 @@
  */
 import { hkdfSync } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { setBounded } from './bounded-map';
 import { ApiError } from './errors';
 
 export const PLATFORM_TOKEN_ISSUER = 'baseplane-platform';
@@ -53,9 +54,7 @@ export async function verifyPlatformToken(key: Uint8Array, token: string): Promi
     const identity = { accountId: payload.sub, email: String(payload.email ?? '') };
     if (typeof payload.exp === 'number') {
       if (!verified) verifiedByKey.set(key, (verified = new Map()));
-      verified.delete(token);
-      if (verified.size >= MAX_VERIFIED_TOKENS) verified.delete(verified.keys().next().value!);
-      verified.set(token, { identity, expiresAt: payload.exp });
+      setBounded(verified, token, { identity, expiresAt: payload.exp }, MAX_VERIFIED_TOKENS);
     }
     return identity;
   } catch (error) {

@@ -17,7 +17,7 @@
  */
 import { createPrivateKey, sign as ecdsaSign, type KeyObject } from 'node:crypto';
 import { decodeProtectedHeader, importJWK, jwtVerify, errors as joseErrors, type CryptoKey, type JWTPayload } from 'jose';
-import { ApiError, SecretBox, type AccessTokenClaims, type SigningKey } from '@baseplane/contracts';
+import { ApiError, SecretBox, setBounded, type AccessTokenClaims, type SigningKey } from '@baseplane/contracts';
 import type { DirectoryEntry } from '../directory/project-directory';
 
 /** How many verified tokens are remembered; the oldest goes first. */
@@ -75,9 +75,7 @@ export class AccessTokens {
     const claims = await this.verifySignature(project, token);
     // The header was checked with the signature on the way in; its kid says which key signed.
     const kid = decodeProtectedHeader(token).kid!;
-    // A Map iterates in insertion order: the first key is the oldest.
-    if (this.verified.size >= MAX_VERIFIED) this.verified.delete(this.verified.keys().next().value!);
-    this.verified.set(token, { projectId: project.projectId, kid, claims });
+    setBounded(this.verified, token, { projectId: project.projectId, kid, claims }, MAX_VERIFIED);
     return claims;
   }
 

@@ -8,7 +8,7 @@
  * SHA-256 of its current token.
  */
 import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
-import { deriveSecret } from '@baseplane/contracts';
+import { deriveSecret, setBounded } from '@baseplane/contracts';
 import type { PresentedRefreshToken } from '@baseplane/contracts/user-directory';
 
 const ID_BYTES = 16;
@@ -52,9 +52,7 @@ export class RefreshTokens {
     let key = this.keys.get(projectId);
     if (!key) {
       key = createSecretKey(Buffer.from(deriveSecret(this.platformSecret, `refresh-tokens:${projectId}`)));
-      // A Map iterates in insertion order: the first key is the oldest.
-      if (this.keys.size >= MAX_KEYS) this.keys.delete(this.keys.keys().next().value!);
-      this.keys.set(projectId, key);
+      setBounded(this.keys, projectId, key, MAX_KEYS);
     }
     return key;
   }

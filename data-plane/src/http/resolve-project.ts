@@ -6,7 +6,7 @@
  * `authenticated`; a bad token is 401 and never falls back to anon.
  */
 import type { FastifyRequest } from 'fastify';
-import { ApiError, hashApiKey } from '@baseplane/contracts';
+import { ApiError, hashApiKey, setBounded } from '@baseplane/contracts';
 import type { AccessTokens } from '../auth/access-tokens';
 import type { DirectoryEntry, KeyMatch, ProjectDirectory } from '../directory/project-directory';
 import type { Caller } from '../rest/execute';
@@ -33,9 +33,7 @@ function keyHashOf(key: string, directory: ProjectDirectory): string {
   if (known !== undefined) return known;
   const hash = hashApiKey(key);
   if (directory.lookupKey(hash)) {
-    // A Map iterates in insertion order: the first key is the oldest.
-    if (keyHashes.size >= MAX_KEY_HASHES) keyHashes.delete(keyHashes.keys().next().value!);
-    keyHashes.set(key, hash);
+    setBounded(keyHashes, key, hash, MAX_KEY_HASHES);
   }
   return hash;
 }
