@@ -15,7 +15,7 @@ import { failed, ok, clientError, type ClientError, type Result } from '../resul
 import type { Session, SessionAnswer, User } from '../types.js';
 import { AuthListeners, type AuthEvent } from './auth-events.js';
 import { parseStoredSession, refreshMarginOf, secondsLeft, sessionFrom } from './session.js';
-import type { LedgerEntry, SessionLedger } from './session-ledger.js';
+import { LEDGER_HISTORY, type LedgerEntry, type SessionLedger } from './session-ledger.js';
 import type { SessionStorage } from './session-storage.js';
 
 export interface SessionKeeperOptions {
@@ -147,11 +147,16 @@ export class SessionKeeper {
     await this.refresh().catch((error: unknown) => console.error('baseplane: could not store the refreshed session', error));
   }
 
-  /** The stored session as every tab would read it now (the ledger's value when storage still shows the one it replaced). */
+  /** The stored session as every tab would read it now (the ledger's value when storage still shows one it replaced). */
   private async readStored(): Promise<string | null> {
+    return (await this.readCurrent()).value;
+  }
+
+  private async readCurrent(): Promise<{ value: string | null; entry: LedgerEntry | null }> {
     const value = await this.options.storage.getItem(this.options.storageKey);
     const entry = await this.readLedger();
-    return entry && entry.replaced === value ? entry.stored : value;
+    const replaced = entry !== null && entry.stored !== value && entry.replaced.includes(value);
+    return { value: replaced ? entry.stored : value, entry };
   }
 
   private async readLedger(): Promise<LedgerEntry | null> {
@@ -168,7 +173,8 @@ export class SessionKeeper {
     const { ledger, storage, storageKey } = this.options;
     if (ledger) {
       try {
-        await ledger.write(storageKey, { replaced: await this.readStored(), stored: value });
+        const { value: current, entry } = await this.readCurrent();
+        await ledger.write(storageKey, { replaced: [current, ...(entry?.replaced ?? [])].slice(0, LEDGER_HISTORY), stored: value });
       } catch (error) {
         // Without the ledger a lagging tab may refresh once more; the session itself is still kept.
         console.error('baseplane: could not write the session ledger', error);

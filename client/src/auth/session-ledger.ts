@@ -9,21 +9,28 @@
  * old session (40 handovers in 198, measured with two headless tabs) and
  * spend its refresh token a second time. The keeper writes each change here
  * before `localStorage` and, under the lock, asks this ledger whether what it
- * read from `localStorage` is a value that has already been replaced.
+ * read from `localStorage` is a value that has already been replaced (by the
+ * last change or one of the changes before it: a tab that sat out a few
+ * refreshes of the others can be that many behind).
  * `localStorage` stays where the session lives between page loads and what
  * other tabs' `storage` events come from.
  */
 
 export interface SessionLedger {
-  /** The last change written under `key`: the stored value it replaced and the one it stored (null: signed out); null when there is none. */
+  /** The last change written under `key`, with the values it and the changes before it replaced; null when there is none. */
   read(key: string): Promise<LedgerEntry | null>;
   write(key: string, entry: LedgerEntry): Promise<void>;
 }
 
 export interface LedgerEntry {
-  replaced: string | null;
+  /** The stored values replaced so far, newest first (at most `LEDGER_HISTORY`): a tab can lag by more than one change. */
+  replaced: Array<string | null>;
+  /** What is stored now (null: signed out). */
   stored: string | null;
 }
+
+/** Replaced values the ledger remembers: more changes than a tab's copy of `localStorage` lags behind. */
+export const LEDGER_HISTORY = 16;
 
 const DATABASE = 'baseplane.auth';
 const STORE = 'changes';
@@ -59,7 +66,11 @@ export function indexedDbLedger(): SessionLedger | null {
     });
   };
   return {
-    read: (key) => transact<LedgerEntry>('readonly', (store) => store.get(key)),
+    read: async (key) => {
+      const entry = await transact<{ replaced: LedgerEntry['replaced'] | string | null; stored: string | null }>('readonly', (store) => store.get(key));
+      // An entry of the first ledger kept only the last value replaced.
+      return entry && { stored: entry.stored, replaced: Array.isArray(entry.replaced) ? entry.replaced : [entry.replaced] };
+    },
     write: async (key, entry) => {
       await transact('readwrite', (store) => store.put(entry, key));
     },
