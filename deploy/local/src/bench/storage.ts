@@ -1,5 +1,7 @@
 /**
  * `npm run bench:storage`: object upload and download through the gateway,
+ * straight to one data-plane replica and spread over the replicas (as an
+ * ingress spreads them; the bench stack runs one per core, as bench:rest's),
  * on each backend (fs, then the embedded S3 server), for 1 MB and 100 MB
  * objects, against copying the same bytes file to file with node's streams in
  * the same run; then a 1 GB object up and down while the data planes' resident
@@ -14,7 +16,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Worker } from 'node:worker_threads';
-import { expectStatus, run, withBenchStack, type BenchContext } from './measure';
+import { expectStatus, onePerCoreEnv, run, withBenchStack, type BenchContext } from './measure';
 import { servicePid } from '../services';
 
 const MB = 1024 * 1024;
@@ -27,7 +29,8 @@ const HUGE_BYTES = Number(process.env.BENCH_HUGE_MB ?? 1024) * MB;
 const SAMPLE_MS = 50;
 
 interface Target {
-  baseUrl: string;
+  /** The request `i` goes to the `i`th of these, round: one address, or the replicas as an ingress spreads them. */
+  baseUrls: string[];
   objects: string;
   headers: Record<string, string>;
 }
@@ -110,12 +113,14 @@ function clientJob(job: Record<string, unknown>): Promise<void> {
   });
 }
 
-function upload(target: Target, source: string, objectPath: string): Promise<void> {
-  return clientJob({ op: 'upload', file: source, headers: target.headers, url: `${target.baseUrl}${target.objects}?path=${encodeURIComponent(objectPath)}&upsert=true` });
+const baseUrlOf = (target: Target, i: number) => target.baseUrls[i % target.baseUrls.length]!;
+
+function upload(target: Target, i: number, source: string, objectPath: string): Promise<void> {
+  return clientJob({ op: 'upload', file: source, headers: target.headers, url: `${baseUrlOf(target, i)}${target.objects}?path=${encodeURIComponent(objectPath)}&upsert=true` });
 }
 
-function download(target: Target, objectPath: string, sink: string): Promise<void> {
-  return clientJob({ op: 'download', sink, headers: target.headers, url: `${target.baseUrl}${target.objects}/download?path=${encodeURIComponent(objectPath)}` });
+function download(target: Target, i: number, objectPath: string, sink: string): Promise<void> {
+  return clientJob({ op: 'download', sink, headers: target.headers, url: `${baseUrlOf(target, i)}${target.objects}/download?path=${encodeURIComponent(objectPath)}` });
 }
 
 /** MB/s of running `once` `count` times, `concurrency` at a time, each moving `bytes`. */
@@ -159,9 +164,13 @@ async function benchBackend(backend: 'fs' | 's3', context: BenchContext, scratch
   expectStatus(project, 201, 'project');
   const id = (project.json as { id: string }).id;
   expectStatus(await call('POST', `/api/projects/${id}/storage/buckets`, { name: 'bench' }), 201, 'bucket');
-  const target: Target = { baseUrl: stack.baseUrl, objects: `/api/projects/${id}/storage/buckets/bench/objects`, headers: { authorization: `Bearer ${context.token}` } };
+  const target: Target = { baseUrls: [stack.baseUrl], objects: `/api/projects/${id}/storage/buckets/bench/objects`, headers: { authorization: `Bearer ${context.token}` } };
   const sink = path.join(scratch, 'sink');
-  const direct: Target = { ...target, baseUrl: `http://127.0.0.1:${stack.servicePorts.dataPlanes[0]}` };
+  const replicas = stack.servicePorts.dataPlanes.map((port) => `http://127.0.0.1:${port}`);
+  // Through the gateway (the local stack's Node proxy, which a deployment replaces with its ingress), straight to one
+  // replica, and spread over the fleet as an ingress would (when there is more than one replica).
+  const vias: Array<[string, Target]> = [['gateway', target], ['replica', { ...target, baseUrls: replicas.slice(0, 1) }]];
+  if (replicas.length > 1) vias.push([`fleet of ${replicas.length}`, { ...target, baseUrls: replicas }]);
 
   console.log('');
   console.log(`STORAGE_BACKEND=${backend}, operator token`);
@@ -173,10 +182,9 @@ async function benchBackend(backend: 'fs' | 's3', context: BenchContext, scratch
     const copyBefore = await copyOnce();
     const lines: string[] = [];
     const results: Array<{ how: string; up: number; down: number }> = [];
-    // Through the gateway (the local stack's Node proxy, which a deployment replaces with its ingress), then straight to a replica.
-    for (const [how, via] of [['gateway', target], ['replica', direct]] as const) {
-      const up = await throughput(size.count, size.concurrency, size.bytes, (i) => upload(via, source, `${size.label}/${i % 8}.bin`));
-      const down = await throughput(size.count, size.concurrency, size.bytes, (i) => download(via, `${size.label}/${i % 8}.bin`, sinkOf(i)));
+    for (const [how, via] of vias) {
+      const up = await throughput(size.count, size.concurrency, size.bytes, (i) => upload(via, i, source, `${size.label}/${i % 8}.bin`));
+      const down = await throughput(size.count, size.concurrency, size.bytes, (i) => download(via, i, `${size.label}/${i % 8}.bin`, sinkOf(i)));
       results.push({ how, up, down });
     }
     const copy = Math.max(copyBefore, await copyOnce());
@@ -194,12 +202,12 @@ async function benchBackend(backend: 'fs' | 's3', context: BenchContext, scratch
   const huge = await makeSource(scratch, HUGE_BYTES);
   const label = `${(HUGE_BYTES / MB / 1024).toFixed(HUGE_BYTES % (1024 * MB) === 0 ? 0 : 2)} GB`;
   let seconds = performance.now();
-  const up = await memoryGrowth(pids, () => upload(target, huge, 'huge.bin'));
+  const up = await memoryGrowth(pids, () => upload(target, 0, huge, 'huge.bin'));
   seconds = (performance.now() - seconds) / 1000;
   const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
   console.log(`  ${label} upload in ${seconds.toFixed(1)} s: data-plane resident memory ${mb(up.before)} before, grew by at most ${mb(up.growth)} (sampled every ${SAMPLE_MS} ms)`);
   console.log(`    goal ≤ 64 MB — ${up.growth <= 64 * MB ? 'met' : 'NOT met'}`);
-  const down = await memoryGrowth(pids, () => download(target, 'huge.bin', sink));
+  const down = await memoryGrowth(pids, () => download(target, 0, 'huge.bin', sink));
   console.log(`  ${label} download: data-plane resident memory ${mb(down.before)} before, grew by at most ${mb(down.growth)}`);
   await rm(huge);
   for (const file of await readdir(scratch)) if (file.startsWith('sink')) await rm(path.join(scratch, file));
@@ -210,8 +218,8 @@ run(async () => {
   try {
     await writeFile(path.join(scratch, '.keep'), '');
     const backends = (process.env.BENCH_BACKENDS ?? 'fs,s3').split(',') as Array<'fs' | 's3'>;
-    if (backends.includes('fs')) await withBenchStack((context) => benchBackend('fs', context, scratch), { ...process.env, STORAGE_BACKEND: 'fs' });
-    if (backends.includes('s3')) await withBenchStack((context) => benchBackend('s3', context, scratch), { ...process.env, STORAGE_BACKEND: 's3', S3_ENDPOINT: '' });
+    if (backends.includes('fs')) await withBenchStack((context) => benchBackend('fs', context, scratch), { ...onePerCoreEnv(), STORAGE_BACKEND: 'fs' });
+    if (backends.includes('s3')) await withBenchStack((context) => benchBackend('s3', context, scratch), { ...onePerCoreEnv(), STORAGE_BACKEND: 's3', S3_ENDPOINT: '' });
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
