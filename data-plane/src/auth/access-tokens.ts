@@ -22,6 +22,8 @@ import type { DirectoryEntry } from '../directory/project-directory';
 
 /** How many verified tokens are remembered; the oldest goes first. */
 const MAX_VERIFIED = 10_000;
+/** Signing keys kept imported (public) and opened (private), each; past this, the oldest is made again when next needed. */
+const MAX_KEYS = 1_000;
 
 interface Verified {
   projectId: string;
@@ -105,7 +107,7 @@ export class AccessTokens {
     let imported = this.imported.get(key.kid);
     if (!imported) {
       imported = importJWK(key.publicJwk, 'ES256') as Promise<CryptoKey>;
-      this.imported.set(key.kid, imported);
+      setBounded(this.imported, key.kid, imported, MAX_KEYS);
     }
     return imported;
   }
@@ -115,7 +117,7 @@ export class AccessTokens {
     let opened = this.privateKeys.get(key.kid);
     if (!opened) {
       opened = createPrivateKey({ key: JSON.parse(this.box.open(key.privateJwkCipher)), format: 'jwk' });
-      this.privateKeys.set(key.kid, opened);
+      setBounded(this.privateKeys, key.kid, opened, MAX_KEYS);
     }
     return opened;
   }
