@@ -69,18 +69,23 @@ async function signUp(): Promise<{ answer: SessionAnswer; user: User }> {
   return { answer: data!.session, user: data!.user };
 }
 
+/** Tab a signs a new user in; tab b opens once that has reached its copy of localStorage. */
+async function twoTabs(ledger: SessionLedger | null) {
+  const local = laggingLocalStorage();
+  const { spent, callRefresh } = refresher();
+  const a = keeper(local.tab('a'), ledger, callRefresh);
+  await a.ready;
+  const { answer, user } = await signUp();
+  await a.establish(answer, user);
+  local.arrive('b');
+  const b = keeper(local.tab('b'), ledger, callRefresh);
+  await b.ready;
+  return { local, spent, a, b, answer };
+}
+
 describe('two tabs whose localStorage lags', () => {
   it('a tab that missed several refreshes of the other takes the newest session instead of spending an old token', async () => {
-    const local = laggingLocalStorage();
-    const ledger = memoryLedger();
-    const { spent, callRefresh } = refresher();
-    const a = keeper(local.tab('a'), ledger, callRefresh);
-    await a.ready;
-    const { answer, user } = await signUp();
-    await a.establish(answer, user);
-    local.arrive('b');
-    const b = keeper(local.tab('b'), ledger, callRefresh);
-    await b.ready;
+    const { local, spent, a, b, answer } = await twoTabs(memoryLedger());
     expect(b.current?.refreshToken).toBe(answer.refreshToken);
 
     // Three refreshes in tab a that tab b's copy has not heard of yet.
@@ -98,15 +103,7 @@ describe('two tabs whose localStorage lags', () => {
   });
 
   it('without the ledger the same lag spends the old token, and the server revokes the session', async () => {
-    const local = laggingLocalStorage();
-    const { callRefresh } = refresher();
-    const a = keeper(local.tab('a'), null, callRefresh);
-    await a.ready;
-    const { answer, user } = await signUp();
-    await a.establish(answer, user);
-    local.arrive('b');
-    const b = keeper(local.tab('b'), null, callRefresh);
-    await b.ready;
+    const { a, b } = await twoTabs(null);
     for (let n = 0; n < 3; n++) expect((await a.refresh()).error).toBeNull();
 
     expect((await b.refresh()).error).toMatchObject({ code: 'refresh_token_reused', status: 401 });
@@ -114,16 +111,7 @@ describe('two tabs whose localStorage lags', () => {
   });
 
   it('a sign-out in one tab reaches a lagging tab through the ledger: it refreshes nothing', async () => {
-    const local = laggingLocalStorage();
-    const ledger = memoryLedger();
-    const { spent, callRefresh } = refresher();
-    const a = keeper(local.tab('a'), ledger, callRefresh);
-    await a.ready;
-    const { answer, user } = await signUp();
-    await a.establish(answer, user);
-    local.arrive('b');
-    const b = keeper(local.tab('b'), ledger, callRefresh);
-    await b.ready;
+    const { spent, a, b } = await twoTabs(memoryLedger());
     expect((await a.refresh()).error).toBeNull();
     await a.clear();
 
