@@ -80,10 +80,11 @@ export class StorageDb {
   /** The bucket's rules; 404 `not_found` when the project has no such bucket. */
   async bucket(projectId: string, name: string): Promise<BucketRules> {
     const { rows } = await this.owners.read(projectId, (pool) =>
-      pool.query<{ public: boolean; file_size_limit: string | null; allowed_mime_types: string[] | null }>(
-        'select public, file_size_limit, allowed_mime_types from storage.buckets where name = $1',
-        [name],
-      ),
+      pool.query<{ public: boolean; file_size_limit: string | null; allowed_mime_types: string[] | null }>({
+        name: 'bp_storage_bucket', // parsed and planned once per connection
+        text: 'select public, file_size_limit, allowed_mime_types from storage.buckets where name = $1',
+        values: [name],
+      }),
     );
     const row = rows[0];
     if (!row) throw notFound('bucket');
