@@ -33,6 +33,16 @@ interface UserRow {
   last_sign_in_at: Date | null;
 }
 
+/**
+ * The columns of {@link UserRow}, named in every statement rather than `*`:
+ * a prepared statement whose `*` grew a column fails on every connection
+ * that prepared it ("cached plan must not change result type"), so a column
+ * added to auth.users would end every signed-in request until restart.
+ */
+const USER_COLUMNS = ['id', 'email', 'encrypted_password', 'email_verified_at', 'username', 'first_name', 'last_name', 'avatar_url', 'created_at', 'updated_at', 'last_sign_in_at'] as const;
+const USER = USER_COLUMNS.join(', ');
+const U_USER = USER_COLUMNS.map((column) => `u.${column}`).join(', ');
+
 export type StoredUser = EndUser & { passwordHash: string | null };
 
 function toUser(row: UserRow): StoredUser {
@@ -86,7 +96,7 @@ export async function createUser(tx: SqlClient, input: NewUser): Promise<StoredU
   return (await writeUser(
     tx,
     `insert into auth.users (email, encrypted_password, first_name, last_name, username, email_verified_at, last_sign_in_at)
-     values ($1, $2, $3, $4, $5, case when $6::boolean then now() end, case when $7::boolean then now() end) returning *`,
+     values ($1, $2, $3, $4, $5, case when $6::boolean then now() end, case when $7::boolean then now() end) returning ${USER}`,
     [input.email, input.passwordHash, input.firstName ?? null, input.lastName ?? null, input.username ?? null, input.emailVerified ?? false, input.signingIn ?? false],
   ))!;
 }
@@ -121,12 +131,12 @@ export function updateUser(tx: SqlClient, userId: string, change: ProfileChange)
     values.push(change.emailVerified);
     sets.push(`email_verified_at = case when $${values.length}::boolean then coalesce(email_verified_at, now()) end`);
   }
-  return writeUser(tx, `update auth.users set ${[...sets, 'updated_at = now()'].join(', ')} where id = $1 returning *`, values);
+  return writeUser(tx, `update auth.users set ${[...sets, 'updated_at = now()'].join(', ')} where id = $1 returning ${USER}`, values);
 }
 
 export async function deleteUser(tx: SqlClient, userId: string): Promise<StoredUser | undefined> {
   // Sessions and refresh tokens go with the user (on delete cascade): they die at once.
-  const { rows } = await tx.query<UserRow>('delete from auth.users where id = $1 returning *', [userId]);
+  const { rows } = await tx.query<UserRow>(`delete from auth.users where id = $1 returning ${USER}`, [userId]);
   return rows[0] && toUser(rows[0]);
 }
 
@@ -135,14 +145,14 @@ export async function listUsers(tx: SqlClient, search: string | undefined, limit
   const where = `$1::text is null or email ilike $1 or username ilike $1 or first_name ilike $1 or last_name ilike $1`;
   // The search is a substring: LIKE's own wildcards in it are taken literally.
   const pattern = search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
-  const { rows } = await tx.query<UserRow>(`select * from auth.users where ${where} order by created_at desc, id limit $2 offset $3`, [pattern, limit, offset]);
+  const { rows } = await tx.query<UserRow>(`select ${USER} from auth.users where ${where} order by created_at desc, id limit $2 offset $3`, [pattern, limit, offset]);
   const counted = await tx.query<{ total: string }>(`select count(*) as total from auth.users where ${where}`, [pattern]);
   return { users: rows.map(toUser), total: Number(counted.rows[0]!.total) };
 }
 
 export async function markEmailVerified(tx: SqlClient, userId: string): Promise<StoredUser> {
   const { rows } = await tx.query<UserRow>(
-    'update auth.users set email_verified_at = coalesce(email_verified_at, now()), updated_at = now() where id = $1 returning *',
+    `update auth.users set email_verified_at = coalesce(email_verified_at, now()), updated_at = now() where id = $1 returning ${USER}`,
     [userId],
   );
   if (!rows[0]) throw new ApiError(422, 'otp_invalid', 'the code is invalid or has been used');
@@ -154,12 +164,12 @@ export async function setPassword(tx: SqlClient, userId: string, passwordHash: s
 }
 
 export async function findUserByEmail(tx: SqlClient, email: string): Promise<StoredUser | undefined> {
-  const { rows } = await tx.query<UserRow>('select * from auth.users where lower(email) = lower($1)', [email]);
+  const { rows } = await tx.query<UserRow>(`select ${USER} from auth.users where lower(email) = lower($1)`, [email]);
   return rows[0] && toUser(rows[0]);
 }
 
 export async function findUser(tx: SqlClient, id: string): Promise<StoredUser | undefined> {
-  const { rows } = await tx.query<UserRow>('select * from auth.users where id = $1', [id]);
+  const { rows } = await tx.query<UserRow>(`select ${USER} from auth.users where id = $1`, [id]);
   return rows[0] && toUser(rows[0]);
 }
 
@@ -211,7 +221,7 @@ export async function renewRefreshToken(
            from auth.users u
            where s.id = $1 and s.refresh_generation = $2 and s.refresh_hash = $3 and s.revoked_at is null and s.refresh_expires_at > now()
              and u.id = s.user_id and (u.email_verified_at is not null or not $6::boolean)
-           returning u.*`,
+           returning ${U_USER}`,
     values: [presented.sessionId, presented.generation, presented.hash, nextHash, ttlSeconds, requireVerified],
   });
   return rows[0] && toUser(rows[0]);
@@ -255,7 +265,7 @@ export async function judgeRefreshToken(client: SqlClient, presented: PresentedR
                     when j.verdict = 'grace' then 'renewed'
                     -- The current generation with another hash: not a token this session issued.
                     else 'invalid'
-                  end as outcome, u.*
+                  end as outcome, ${U_USER}
            from (select 1) one left join judged j on true left join auth.users u on u.id = j.user_id`,
     values: [presented.sessionId, presented.generation, REFRESH_REUSE_GRACE_SECONDS, nextHash, requireVerified],
   });
@@ -267,7 +277,7 @@ export async function judgeRefreshToken(client: SqlClient, presented: PresentedR
 export async function findSessionUser(client: SqlClient, sessionId: string, userId: string): Promise<StoredUser | undefined> {
   const { rows } = await client.query<UserRow>({
     name: 'auth_find_session_user',
-    text: 'select u.* from auth.sessions s join auth.users u on u.id = s.user_id where s.id = $1 and u.id = $2 and s.revoked_at is null',
+    text: `select ${U_USER} from auth.sessions s join auth.users u on u.id = s.user_id where s.id = $1 and u.id = $2 and s.revoked_at is null`,
     values: [sessionId, userId],
   });
   return rows[0] && toUser(rows[0]);

@@ -196,6 +196,26 @@ describe('refresh tokens', () => {
   });
 });
 
+describe('a column added to auth.users', () => {
+  it('keeps sessions working: the checks and rotations prepared before it still answer', async () => {
+    const signIn = async () => (await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email, password } })).body as { accessToken: string; refreshToken: string };
+    const sessions = await Promise.all(Array.from({ length: 8 }, signIn));
+    // Every replica's connections prepare the session check and the rotation first.
+    const use = (session: { accessToken: string; refreshToken: string }) => Promise.all([
+      call('GET', '/rest/v1/auth/me', { headers: bearer(session.accessToken) }),
+      call('POST', '/rest/v1/auth/refresh', { headers: key(), body: { refreshToken: session.refreshToken } }),
+    ]);
+    for (const answers of await Promise.all(sessions.map(use))) expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    await onTenant((db) => db.query('alter table auth.users add column favourite_colour text'));
+    const fresh = await Promise.all(Array.from({ length: 8 }, signIn));
+    for (const answers of await Promise.all(fresh.map(use))) {
+      expect(answers.map((a) => a.status), answers.map((a) => a.text).join(' ')).toEqual([200, 200]);
+    }
+    const me = await call('GET', '/rest/v1/auth/me', { headers: bearer(fresh[0]!.accessToken) });
+    expect(me.body).not.toHaveProperty('favourite_colour');
+  });
+});
+
 /** The same claims re-encoded with alg "none" and no signature. */
 function unsigned(token: string): string {
   const [, payload] = token.split('.');

@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bearer, call, scenarios } from '../../deploy/test/http';
-import { blogSchema, restProject, sql, type RestProject } from './rest-fixtures';
+import { blogSchema, createTable, restProject, sql, type RestProject } from './rest-fixtures';
 
 let p: RestProject;
 const rest = (method: string, path: string, options: { headers?: Record<string, string>; body?: unknown; raw?: string } = {}) =>
@@ -177,6 +177,25 @@ describe('schema cache', () => {
     await expect.poll(async () => (await rest('GET', 'authors?select=twitter&limit=1')).status, { timeout: 1000, interval: 20 }).toBe(200);
     await expect.poll(async () => (await rest('GET', 'tags')).status, { timeout: 1000, interval: 20 }).toBe(200);
     expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('answers the same writes after a column is added: statements prepared before it are not reused blindly', async () => {
+    await createTable(p, { name: 'notes', columns: [{ name: 'body', type: 'text' }] });
+    // Each shape once per connection it may land on (both replicas, their pools), so the change meets prepared statements.
+    const writes = async (round: number) => Promise.all(Array.from({ length: 12 }, async (_, i) => {
+      const inserted = await rest('POST', 'notes', { headers: representation, body: { body: `note ${round}.${i}` } });
+      const id = inserted.body?.[0]?.id;
+      const updated = await rest('PATCH', `notes?id=eq.${id}`, { headers: representation, body: { body: 'edited' } });
+      const deleted = await rest('DELETE', `notes?id=eq.${id}`, { headers: representation });
+      return [inserted, updated, deleted];
+    }));
+    for (const answers of await writes(1)) expect(answers.map((a) => a.status)).toEqual([201, 200, 200]);
+    const added = await call('POST', `/api/projects/${p.project.id}/tables/notes/columns`, { headers: bearer(p.operator.token), body: { name: 'mood', type: 'text' } });
+    expect(added.status, added.text).toBe(201);
+    for (const answers of await writes(2)) {
+      expect(answers.map((a) => a.status), answers.map((a) => a.text).join(' ')).toEqual([201, 200, 200]);
+      expect(answers[0]!.body[0]).toEqual({ id: expect.any(Number), body: expect.any(String), mood: null });
+    }
   });
 
   it('forgets a dropped column', async () => {
