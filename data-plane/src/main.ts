@@ -37,8 +37,10 @@ async function main(): Promise<void> {
   const mailers = new ProjectMailers(mailer, new SecretBox(config.platformSecret));
   const store = await createObjectStore(config);
   const storageDb = new StorageDb(config.tenantDatabaseUrl, config.platformSecret, tenants);
-  const dropStoragePool = directory.onEvent((event) => {
-    if (event.type === 'ProjectDeleted') void storageDb.drop(event.data.projectId);
+  const dropProjectPools = directory.onEvent((event) => {
+    if (event.type !== 'ProjectDeleted') return;
+    void storageDb.drop(event.data.projectId);
+    void tenants.drop(event.data.projectId);
   });
   const storage = {
     store,
@@ -54,7 +56,7 @@ async function main(): Promise<void> {
     await directory.stop();
     await tenants.closeAll();
     await dataApi.close();
-    dropStoragePool();
+    dropProjectPools();
     await storageDb.closeAll();
     await store.close();
     await platformDb.end();

@@ -74,6 +74,12 @@ export class OwnerPools {
     }
   }
 
+  /** Closes a project's connections (deleted project): its database is gone, and so is any reason to keep its pool. */
+  drop(projectId: string): Promise<void> {
+    this.pipelines.drop(projectId);
+    return this.pools.drop(projectId);
+  }
+
   closeAll(): Promise<void> {
     this.pipelines.closeAll();
     return this.pools.closeAll();
