@@ -179,7 +179,7 @@ describe('schema cache', () => {
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
-  it('answers the same writes after a column is added: statements prepared before it are not reused blindly', async () => {
+  it('answers the same writes, with the new column, after a column is added (statements prepared before it keep working)', async () => {
     await createTable(p, { name: 'notes', columns: [{ name: 'body', type: 'text' }] });
     // Each shape once per connection it may land on (both replicas, their pools), so the change meets prepared statements.
     const writes = async (round: number) => Promise.all(Array.from({ length: 12 }, async (_, i) => {
