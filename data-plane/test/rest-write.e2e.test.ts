@@ -198,6 +198,19 @@ describe('schema cache', () => {
     }
   });
 
+  it('calls a function replaced with another row type through the SQL console: the new columns within a second', async () => {
+    await sql(p, `create function pairs() returns table (n int) language sql stable as $$ select g from generate_series(1, 2) g $$`);
+    await expect.poll(async () => (await rest('GET', 'rpc/pairs')).status, { timeout: 1000, interval: 20 }).toBe(200);
+    // The call's statement, prepared on the connections it lands on, before the function changes under it.
+    for (const answer of await Promise.all(Array.from({ length: 12 }, () => rest('GET', 'rpc/pairs')))) expect(answer.body).toEqual([{ n: 1 }, { n: 2 }]);
+    await sql(p, `drop function pairs(); create function pairs() returns table (n int, label text) language sql stable as $$ select g, 'no ' || g from generate_series(1, 2) g $$`);
+    await expect.poll(async () => (await rest('GET', 'rpc/pairs')).body, { timeout: 1000, interval: 20 }).toEqual([{ n: 1, label: 'no 1' }, { n: 2, label: 'no 2' }]);
+    for (const answer of await Promise.all(Array.from({ length: 12 }, () => rest('GET', 'rpc/pairs')))) {
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.body).toEqual([{ n: 1, label: 'no 1' }, { n: 2, label: 'no 2' }]);
+    }
+  });
+
   it('forgets a dropped column', async () => {
     await sql(p, 'alter table authors drop column twitter');
     await expect.poll(async () => (await rest('GET', 'authors?select=twitter')).status, { timeout: 1000, interval: 20 }).toBe(400);
