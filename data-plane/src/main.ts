@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const dataApi = createDataApi({ directory, tokens, tenantDatabaseUrl: config.tenantDatabaseUrl, platformSecret: config.platformSecret, maxConnections: dataApiPoolSize(process.env), pipelines: dataApiPipelines(process.env) });
   const mailers = new ProjectMailers(mailer, new SecretBox(config.platformSecret));
   const store = await createObjectStore(config);
-  const storageDb = new StorageDb(config.tenantDatabaseUrl, config.platformSecret, tenants);
+  const storageDb = new StorageDb(config.tenantDatabaseUrl, config.platformSecret);
   const dropProjectPools = directory.onEvent((event) => {
     if (event.type !== 'ProjectDeleted') return;
     void storageDb.drop(event.data.projectId);

@@ -174,6 +174,24 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     expect(missing.status).toBe(404);
     expect(missing.body.message).toBe('bucket not found');
   });
+
+  // The bucket's rules are read in the same round trip as the caller's claim of the path, which fails too in these
+  // cases (no policy lets anon or alice insert there; the path is taken): the bucket's answer must still come first.
+  it('answers a missing bucket (404) and a refused content type (400) before the caller\'s policies or a taken path', async () => {
+    for (const headers of [p.anon, asUser(alice)]) {
+      const missing = await upload('nope', 'x.txt', 'x', headers);
+      expect([missing.status, missing.body.message]).toEqual([404, 'bucket not found']);
+      const refusedType = await upload('pics', 'refused.txt', 'x', headers, { type: 'text/plain' });
+      expect([refusedType.status, refusedType.body.code]).toEqual([400, 'mime_type_not_allowed']);
+      expect((await call('GET', objects('nope'), { headers })).status).toBe(404);
+      expect((await call('DELETE', objects('nope'), { headers, body: { paths: ['x.txt'] } })).status).toBe(404);
+    }
+    expect((await upload('pics', 'taken.png', 'x', operator(), { type: 'image/png' })).status).toBe(201);
+    const takenAndRefused = await upload('pics', 'taken.png', 'x', operator(), { type: 'text/plain' });
+    expect([takenAndRefused.status, takenAndRefused.body.code]).toEqual([400, 'mime_type_not_allowed']);
+    // And the refusals left the policies' verdict where it was: anon still may not write to a bucket that exists.
+    expect((await upload('docs', 'anon.txt', 'x', p.anon)).status).toBe(401);
+  });
 });
 
 describe('listing', () => {

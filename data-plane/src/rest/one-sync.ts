@@ -147,6 +147,11 @@ export class OneSyncBatch extends (pg.Query as unknown as new (config: { text: s
     }
   }
 
+  /** The results of the steps PostgreSQL completed: all of them once `done` resolves, those before the failing one once it rejects. */
+  answered(): StepResult[] {
+    return this.results.slice(0, this.step);
+  }
+
   handleCommandComplete(): void {
     this.step++;
     this.columns = null;

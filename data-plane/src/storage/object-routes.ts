@@ -22,7 +22,7 @@ import { bindCors } from '../http/cors';
 import type { Caller } from '../rest/execute';
 import type { StorageAccess } from './storage-caller';
 import type { Storage } from './storage';
-import type { StorageStatement, TextRow } from './storage-db';
+import { AS_SERVICE, type BucketRules, type StorageStatement, type TextRow } from './storage-db';
 import { sendObject } from './send-object';
 
 /** An object's columns as the statements below select them (text format; `updated_at` as JSON's ISO 8601). */
@@ -75,7 +75,6 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
         const query = validate(UploadObjectQuery, request.query, 'query');
         const projectId = project.projectId;
         const key = keyOf(projectId, bucketName, query.path);
-        const bucket = await storage.db.bucket(projectId, bucketName);
         if (!request.isMultipart()) {
           throw new ApiError(415, 'unsupported_media_type', 'upload the object as multipart/form-data', null, 'send the bytes in a form field named "file"');
         }
@@ -83,19 +82,22 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
         if (!file || file.fieldname !== 'file') throw invalidRequest('the multipart body must carry the object in a field named "file"');
         const contentType = file.mimetype || 'application/octet-stream';
         assertContentType(contentType);
-        if (!mimeTypeAllowed(bucket.allowedMimeTypes, contentType)) {
-          file.file.resume();
-          throw new ApiError(400, 'mime_type_not_allowed', `bucket "${bucketName}" does not accept ${contentType}`, { allowedMimeTypes: bucket.allowedMimeTypes });
-        }
+        // The bucket's rules come in the claim's round trip, and speak before the claim's answer does.
+        const admitType = (bucket: BucketRules) => {
+          if (!mimeTypeAllowed(bucket.allowedMimeTypes, contentType)) {
+            throw new ApiError(400, 'mime_type_not_allowed', `bucket "${bucketName}" does not accept ${contentType}`, { allowedMimeTypes: bucket.allowedMimeTypes });
+          }
+        };
         const upsert = query.upsert === 'true';
         let stored = false;
         try {
-          const object = await storage.db.transaction(projectId, caller, [claimPath(bucketName, query.path, contentType, ownerOf(caller), upsert)], async (_claimed, tx) => {
-            const put = await storage.store.put(key, file.file, { contentType, maxBytes: bucket.fileSizeLimit ?? undefined });
+          const claim = claimPath(bucketName, query.path, contentType, ownerOf(caller), upsert);
+          const object = await storage.db.transaction(projectId, caller, [claim], async (_claimed, tx, bucket) => {
+            const put = await storage.store.put(key, file.file, { contentType, maxBytes: bucket!.fileSizeLimit ?? undefined });
             stored = true;
             // The row passed the caller's policies above; what the store measured is recorded with the platform's own rights.
             const answered = await tx.commit([
-              { name: 'bp_storage_as_service', text: "select set_config('role', 'service_role', true)", values: [] },
+              AS_SERVICE,
               {
                 name: 'bp_storage_measured',
                 text: `update storage.objects set size = $3, etag = $4, updated_at = now() where bucket = $1 and path = $2 returning ${OBJECT_COLUMNS}`,
@@ -103,7 +105,7 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
               },
             ]);
             return toObject(answered[1]![0]!);
-          });
+          }, { name: bucketName, admit: admitType });
           return reply.status(201).send(object);
         } catch (error) {
           // Bytes stored but the row not committed: a new object's bytes go (a replaced one's cannot come back).
@@ -120,7 +122,6 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
         assertListPrefix(prefix);
         const limit = queryInteger(query.limit, 'limit', DEFAULT_OBJECT_PAGE, 1, MAX_OBJECT_PAGE);
         const offset = queryInteger(query.offset, 'offset', 0, 0, 1_000_000);
-        await storage.db.bucket(project.projectId, bucket);
         return listObjects(storage, project.projectId, caller, bucket, prefix, limit, offset);
       });
 
@@ -145,7 +146,6 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
         const { project, caller, bucket } = await access(request);
         const { paths } = validate(DeleteObjectsBody, request.body, 'body');
         const keys = new Map(paths.map((path) => [path, keyOf(project.projectId, bucket, path)]));
-        await storage.db.bucket(project.projectId, bucket);
         const deleted = await storage.db.transaction(project.projectId, caller, [{
           name: 'bp_storage_delete',
           text: 'delete from storage.objects where bucket = $1 and path = any($2::text[]) returning path',
@@ -154,7 +154,7 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
           const gone = new Set(rows!.map((row) => row.path!));
           await storage.store.deleteMany([...gone].map((path) => keys.get(path)!));
           return paths.filter((path, i) => gone.has(path) && paths.indexOf(path) === i);
-        });
+        }, { name: bucket });
         return { deleted };
       });
     },
@@ -216,7 +216,7 @@ async function listObjects(storage: Storage, projectId: string, caller: Caller, 
      select path, size, content_type, etag, to_json(updated_at) #>> '{}' as updated_at, owner, folder from entries
      order by path collate "C" limit $4 offset $5`,
     values: [bucket, prefix, [...prefix].length, limit, offset],
-  }]);
+  }], { name: bucket });
   return {
     objects: rows!.filter((row) => row.folder === 'f').map(toObject),
     prefixes: rows!.filter((row) => row.folder === 't').map((row) => row.path!),

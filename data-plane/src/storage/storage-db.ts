@@ -2,8 +2,8 @@
  * The storage API's side of a tenant database: per project a small pool of
  * `authenticator` connections, each request's statements as the caller's
  * role with its claims (so the app's RLS policies on `storage.objects`
- * decide), and bucket rules read as the owner (buckets are configuration,
- * not data the caller must be allowed to see).
+ * decide), and bucket rules read as `service_role` (buckets are
+ * configuration, not data the caller must be allowed to see).
  *
  * Statements travel in batches under one Sync (one-sync.ts), so a request
  * costs few round trips: a read is one batch, an implicit transaction that
@@ -11,11 +11,13 @@
  * bytes stream to the object store is one batch that begins it (with the
  * caller's first statements) and one that ends it (with its last ones and
  * COMMIT). Held open, it keeps the metadata row's lock, so two writers of one
- * path take turns, and a failed upload rolls its row back.
+ * path take turns, and a failed upload rolls its row back. A request on a
+ * bucket reads its rules at the head of its first batch, before the caller's
+ * role is taken (`authenticator` is a member of `service_role`, which
+ * bypasses RLS): no round trip of their own.
  */
 import pg from 'pg';
 import { ApiError, AUTHENTICATOR_PASSWORD_PURPOSE, deriveSecret, notFound, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
-import type { OwnerPools } from '../tenants/owner-pools';
 import { ProjectPools } from '../tenants/project-pools';
 import { BEGIN_STEP, callerSetupStep, wireValues, type Caller } from '../rest/execute';
 import { OneSyncBatch, type BatchStep } from '../rest/one-sync';
@@ -39,6 +41,16 @@ export interface StorageStatement {
 /** A row as PostgreSQL's text format gives it. */
 export type TextRow = Record<string, string | null>;
 
+/**
+ * The bucket a request acts in: its rules are read first, a missing bucket is
+ * 404 whatever the caller's statements answered, and `admit` may refuse the
+ * request by its rules (it runs before their answer counts, their error too).
+ */
+export interface BucketCheck {
+  name: string;
+  admit?(rules: BucketRules): void;
+}
+
 /** The transaction {@link StorageDb.transaction} keeps open while its work runs. */
 export interface OpenTransaction {
   /** Runs `statements` and COMMIT in one round trip; answers each statement's rows. */
@@ -49,23 +61,65 @@ export interface OpenTransaction {
 const POOL_SIZE = 10;
 const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
 
+const SERVICE: Caller = { role: 'service_role', claims: null };
 const COMMIT: BatchStep = { name: 'bp_commit', text: 'commit', values: [] };
+/** A bucket's rules in PostgreSQL's text format: `public` as t/f, the allow-list as JSON. */
+const BUCKET_RULES = "select public, file_size_limit, array_to_json(allowed_mime_types) as allowed_mime_types from storage.buckets where name = $1";
+/** The platform's own rights for the rest of the transaction (`authenticator` is a member of `service_role`). */
+export const AS_SERVICE: StorageStatement = { name: 'bp_storage_as_service', text: "select set_config('role', 'service_role', true)", values: [] };
 
 function toStep(statement: StorageStatement): BatchStep {
   return { name: statement.name, text: statement.text, values: wireValues(statement.values), describe: true };
 }
 
-/** Sends `steps` as one batch on `client`; answers the rows of each. */
-async function runBatch(client: pg.PoolClient, steps: BatchStep[]): Promise<TextRow[][]> {
+function toRules(name: string, row: TextRow | undefined): BucketRules {
+  if (!row) throw notFound('bucket');
+  return {
+    name,
+    public: row.public === 't',
+    fileSizeLimit: row.file_size_limit === null ? null : Number(row.file_size_limit),
+    allowedMimeTypes: row.allowed_mime_types === null ? null : (JSON.parse(row.allowed_mime_types!) as string[]),
+  };
+}
+
+/**
+ * The steps that read `bucket`'s rules as `service_role` ahead of the
+ * caller's setup, and how to take the rules from the batch's answers (the
+ * first two of them): 404 when the bucket is missing, then `admit`'s refusal.
+ */
+function bucketSteps(bucket: BucketCheck | undefined): { steps: BatchStep[]; rules(answered: TextRow[][]): BucketRules | null } {
+  if (!bucket) return { steps: [], rules: () => null };
+  return {
+    steps: [toStep(AS_SERVICE), toStep({ name: 'bp_storage_bucket', text: BUCKET_RULES, values: [bucket.name] })],
+    rules(answered) {
+      if (answered.length < 2) return null; // the batch failed before the rules were read
+      const rules = toRules(bucket.name, answered[1]![0]);
+      bucket.admit?.(rules);
+      return rules;
+    },
+  };
+}
+
+/**
+ * Sends `steps` as one batch on `client`; answers the rows of each. When it
+ * fails after the bucket's rules were read, `rulesOf` speaks first (a missing
+ * bucket, a refusal by its rules), else the batch's error stands.
+ */
+async function runBatch(client: pg.PoolClient, steps: BatchStep[], rulesOf?: (answered: TextRow[][]) => unknown): Promise<TextRow[][]> {
   const batch = new OneSyncBatch(steps);
   void client.query(batch);
-  return (await batch.done).map((result) => result.rows);
+  try {
+    return (await batch.done).map((result) => result.rows);
+  } catch (error) {
+    rulesOf?.(batch.answered().map((result) => result.rows));
+    throw error;
+  }
 }
 
 export class StorageDb {
   private readonly pools: ProjectPools;
 
-  constructor(tenantClusterUrl: string, platformSecret: string, private readonly owners: OwnerPools) {
+  constructor(tenantClusterUrl: string, platformSecret: string) {
     const password = deriveSecret(platformSecret, AUTHENTICATOR_PASSWORD_PURPOSE);
     this.pools = new ProjectPools((projectId) => new pg.Pool({
       connectionString: tenantOwnerUrl(tenantClusterUrl, 'authenticator', password, tenantDatabaseName(projectId)),
@@ -77,49 +131,56 @@ export class StorageDb {
     }));
   }
 
-  /** The bucket's rules; 404 `not_found` when the project has no such bucket. */
-  async bucket(projectId: string, name: string): Promise<BucketRules> {
-    const { rows } = await this.owners.read(projectId, (pool) =>
-      pool.query<{ public: boolean; file_size_limit: string | null; allowed_mime_types: string[] | null }>({
-        name: 'bp_storage_bucket', // parsed and planned once per connection
-        text: 'select public, file_size_limit, allowed_mime_types from storage.buckets where name = $1',
-        values: [name],
-      }),
-    );
-    const row = rows[0];
-    if (!row) throw notFound('bucket');
-    return { name, public: row.public, fileSizeLimit: row.file_size_limit === null ? null : Number(row.file_size_limit), allowedMimeTypes: row.allowed_mime_types };
+  /** The bucket's rules, read as `service_role` in one round trip; 404 `not_found` when the project has no such bucket. */
+  bucket(projectId: string, name: string): Promise<BucketRules> {
+    const check = bucketSteps({ name });
+    return this.withClient(SERVICE, projectId, async (client) => check.rules(await runBatch(client, check.steps))!);
   }
 
   /**
    * Runs `statements` as `caller` (its role, its claims in
    * `request.jwt.claims`) in one round trip and one transaction; answers each
    * statement's rows. Database errors come back as the data API maps them (a
-   * policy refusal is 401 for anon, 403 otherwise).
+   * policy refusal is 401 for anon, 403 otherwise). With `bucket`, its rules
+   * are read first in the same round trip ({@link BucketCheck}).
    */
-  run(projectId: string, caller: Caller, statements: readonly StorageStatement[]): Promise<TextRow[][]> {
-    return this.withClient(caller, projectId, async (client) => (await runBatch(client, [callerSetupStep(caller), ...statements.map(toStep)])).slice(1));
+  run(projectId: string, caller: Caller, statements: readonly StorageStatement[], bucket?: BucketCheck): Promise<TextRow[][]> {
+    const check = bucketSteps(bucket);
+    return this.withClient(caller, projectId, async (client) => {
+      const answered = await runBatch(client, [...check.steps, callerSetupStep(caller), ...statements.map(toStep)], check.rules);
+      check.rules(answered);
+      return answered.slice(check.steps.length + 1);
+    });
   }
 
   /**
-   * Begins a transaction as `caller` with `first` in one round trip, then runs
-   * `work` with their rows while it stays open; `work` ends it with
+   * Begins a transaction as `caller` with `first` in one round trip (with
+   * `bucket`'s rules read ahead of them), then runs `work` with their rows and
+   * the rules while it stays open; `work` ends it with
    * {@link OpenTransaction.commit}, or it is committed as it is when `work`
    * returns. Any error rolls back, and is mapped as {@link run}'s are.
    */
-  transaction<T>(projectId: string, caller: Caller, first: readonly StorageStatement[], work: (rows: TextRow[][], tx: OpenTransaction) => Promise<T>): Promise<T> {
+  transaction<T>(
+    projectId: string,
+    caller: Caller,
+    first: readonly StorageStatement[],
+    work: (rows: TextRow[][], tx: OpenTransaction, rules: BucketRules | null) => Promise<T>,
+    bucket?: BucketCheck,
+  ): Promise<T> {
+    const check = bucketSteps(bucket);
     return this.withClient(caller, projectId, async (client, broken) => {
       let open = true;
       try {
-        const rows = (await runBatch(client, [BEGIN_STEP, callerSetupStep(caller), ...first.map(toStep)])).slice(2);
+        const answered = await runBatch(client, [BEGIN_STEP, ...check.steps, callerSetupStep(caller), ...first.map(toStep)], (rows) => check.rules(rows.slice(1)));
+        const rules = check.rules(answered.slice(1));
         const tx: OpenTransaction = {
           commit: async (statements) => {
-            const answered = await runBatch(client, [...statements.map(toStep), COMMIT]);
+            const committed = await runBatch(client, [...statements.map(toStep), COMMIT]);
             open = false;
-            return answered.slice(0, -1);
+            return committed.slice(0, -1);
           },
         };
-        const result = await work(rows, tx);
+        const result = await work(answered.slice(2 + check.steps.length), tx, rules);
         if (open) {
           await client.query('commit');
           open = false;
