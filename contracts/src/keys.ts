@@ -28,4 +28,5 @@ export function deriveSecret(platformSecret: string, purpose: string): string {
 }
 
 export const ownerPasswordPurpose = (projectId: string) => `tenant-owner:${projectId}`;
+export const applyPasswordPurpose = (projectId: string) => `tenant-apply:${projectId}`;
 export const AUTHENTICATOR_PASSWORD_PURPOSE = 'authenticator';

@@ -24,3 +24,10 @@ export const projectStreamId = (projectId: string) => `project-${projectId}`;
 /** Tenant database and role names derive from the project id (a UUID without dashes). */
 export const tenantDatabaseName = (projectId: string) => `p_${projectId.replace(/-/g, '')}`;
 export const tenantOwnerRole = (projectId: string) => `${tenantDatabaseName(projectId)}_owner`;
+/**
+ * The role the project's workflow logs in as to apply changes: it may only
+ * take the owner's role (SET, not INHERIT) and move the applied-version
+ * marker, so owner code that runs during a change (a trigger, a function in a
+ * column's `using`) and resets the role lands here, not on a superuser.
+ */
+export const tenantApplyRole = (projectId: string) => `${tenantDatabaseName(projectId)}_apply`;

@@ -9,8 +9,10 @@ import pg from 'pg';
 import {
   APPLIED_BY_WORKFLOW,
   AUTHENTICATOR_PASSWORD_PURPOSE,
+  applyPasswordPurpose,
   deriveSecret,
   ownerPasswordPurpose,
+  tenantApplyRole,
   tenantDatabaseName,
   tenantOwnerRole,
   type BucketEvent,
@@ -24,11 +26,19 @@ import { schemaChangeSql } from './schema-ddl';
 import { authSchemaSql } from './tenant-auth-sql';
 import { storageSchemaSql } from './tenant-storage-sql';
 import { applyBucketRows, bucketOf } from './storage-bucket-apply';
-import { apiRolesSql, createDatabaseSql, createOwnerRoleSql, databaseAccessSql, dropDatabaseSql, dropRoleSql, installSchemaSql } from './tenant-sql';
+import { apiRolesSql, applyRoleGrantsSql, applyRoleSql, createDatabaseSql, createOwnerRoleSql, databaseAccessSql, dropDatabaseSql, dropRoleSql, installSchemaSql } from './tenant-sql';
 
 export interface ActivityDependencies {
   platform: PlatformStore;
+  /** Superuser pools on the tenant databases: provisioning, and what no owner code can reach. */
   tenants: TenantPools;
+  /**
+   * Pools logging in as each project's apply role: changes that run owner
+   * code (DDL on the owner's tables fires its triggers, a column's `using`
+   * calls its functions) go here, never through a superuser session, where
+   * a `reset role` in that code would make it the superuser.
+   */
+  appliers: TenantPools;
   /** Superuser pool on the tenant cluster's maintenance database. */
   tenantAdmin: pg.Pool;
   platformSecret: string;
@@ -117,7 +127,9 @@ function classified<T extends Record<string, (...args: never[]) => Promise<unkno
 }
 
 export function createActivities(deps: ActivityDependencies) {
-  const { platform, tenantAdmin, tenants, objects } = deps;
+  const { platform, tenantAdmin, tenants, appliers, objects } = deps;
+  /** Projects whose apply role this process has made sure of (see {@link ensureApplyRole}). */
+  const applyRolesReady = new Map<string, Promise<void>>();
 
   /** Appends the success event of an applied change: the same activity, no extra round trip. */
   function recordSuccess(outcome: Outcome): Promise<void> {
@@ -126,6 +138,42 @@ export function createActivities(deps: ActivityDependencies) {
 
   async function exists(sql: string, value: string): Promise<boolean> {
     return ((await tenantAdmin.query(sql, [value])).rowCount ?? 0) > 0;
+  }
+
+  /**
+   * Makes sure the project's apply role exists with its grants, once per
+   * process (idempotent, so projects provisioned before it existed get it at
+   * their next change, and two workers doing it at once are fine).
+   */
+  function ensureApplyRole(projectId: string): Promise<void> {
+    let ready = applyRolesReady.get(projectId);
+    if (!ready) {
+      ready = (async () => {
+        const applyRole = tenantApplyRole(projectId);
+        const password = deriveSecret(deps.platformSecret, applyPasswordPurpose(projectId));
+        for (const sql of applyRoleSql(applyRole, tenantOwnerRole(projectId), tenantDatabaseName(projectId), password)) {
+          await tenantAdmin.query(sql).catch((error: { code?: string }) => {
+            if (!DUPLICATE.has(error.code ?? '')) throw error;
+          });
+        }
+        for (const sql of applyRoleGrantsSql(applyRole)) await tenants.forProject(projectId).query(sql);
+      })();
+      applyRolesReady.set(projectId, ready);
+      ready.catch(() => applyRolesReady.delete(projectId));
+    }
+    return ready;
+  }
+
+  /** Runs `work` in one transaction on the project's database as its apply role ({@link ActivityDependencies.appliers}). */
+  async function asApplier<T>(projectId: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    await ensureApplyRole(projectId);
+    try {
+      return await appliers.transaction(projectId, work);
+    } catch (error) {
+      // Refused at login (28xxx: the role or its password changed behind this process): made sure of again on the retry.
+      if (/^28/.test((error as { code?: string }).code ?? '')) applyRolesReady.delete(projectId);
+      throw error;
+    }
   }
 
   /** Runs `perform` unless `done` says the effect is there, then ledgers the step. */
@@ -204,19 +252,23 @@ export function createActivities(deps: ActivityDependencies) {
     async dropDatabase(ref: EventRef & { correlationId: string }): Promise<void> {
       const name = tenantDatabaseName(ref.projectId);
       const role = tenantOwnerRole(ref.projectId);
+      const applyRole = tenantApplyRole(ref.projectId);
       const gone = (sql: string, value: string) => async () => !(await exists(sql, value));
-      await tenants.close(ref.projectId);
+      await Promise.all([tenants.close(ref.projectId), appliers.close(ref.projectId)]);
+      applyRolesReady.delete(ref.projectId);
       await withHeartbeat(async () => {
         await step(ref, 'dropDatabase', gone('select 1 from pg_database where datname = $1', name), () =>
           tenantAdmin.query(dropDatabaseSql(name)),
         );
+        await step(ref, 'dropApplyRole', gone('select 1 from pg_roles where rolname = $1', applyRole), () => tenantAdmin.query(dropRoleSql(applyRole)));
         await step(ref, 'dropOwnerRole', gone('select 1 from pg_roles where rolname = $1', role), () => tenantAdmin.query(dropRoleSql(role)));
       });
       await recordSuccess({ ...ref, type: 'ProjectDeleted' });
     },
 
     /**
-     * Applies one schema event as the project's owner, in one transaction with
+     * Applies one schema event as the project's owner (logged in as its apply
+     * role, which takes the owner's role), in one transaction with
      * the applied-version marker (a retry after a crash finds it applied and
      * does nothing), then records `SchemaChangeApplied`.
      */
@@ -224,7 +276,7 @@ export function createActivities(deps: ActivityDependencies) {
       const [event] = await platform.readStream(ref.projectId, ref.version - 1, ref.version);
       if (!event) throw ApplicationFailure.nonRetryable(`no event at version ${ref.version}`);
       const statements = schemaChangeSql({ type: event.type, data: event.data } as SchemaEvent);
-      await tenants.transaction(ref.projectId, async (client) => {
+      await asApplier(ref.projectId, async (client) => {
         const marker = await client.query<{ version: number }>('select version from baseplane_meta.applied for update');
         if ((marker.rows[0]?.version ?? 0) >= ref.version) return;
         await client.query(`set local role "${tenantOwnerRole(ref.projectId)}"`);
@@ -253,7 +305,7 @@ export function createActivities(deps: ActivityDependencies) {
       if (name === undefined) throw ApplicationFailure.nonRetryable(`${event.type} is not a bucket change`);
       const prefix = bucketPrefix(ref.projectId, name);
       await withHeartbeat(() =>
-        tenants.transaction(ref.projectId, async (client) => {
+        asApplier(ref.projectId, async (client) => {
           const marker = await client.query<{ version: number }>('select version from baseplane_meta.applied for update');
           if ((marker.rows[0]?.version ?? 0) >= ref.version) return;
           await client.query(`set local role "${tenantOwnerRole(ref.projectId)}"`);

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
 import pg from 'pg';
 import pino from 'pino';
-import { ConfigError, PROJECT_TASK_QUEUE, loadServiceConfig } from '@baseplane/contracts';
+import { ConfigError, PROJECT_TASK_QUEUE, applyPasswordPurpose, deriveSecret, loadServiceConfig, tenantApplyRole, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
 import { createObjectStore } from '@baseplane/contracts/object-store';
 import { createActivities } from './activities';
 import { PlatformStore } from './platform-store';
@@ -53,7 +53,9 @@ async function main(): Promise<void> {
   const tenantAdmin = new pg.Pool({ connectionString: config.tenantDatabaseUrl, max: 5 });
   for (const pool of [platformDb, tenantAdmin]) pool.on('error', (err) => log.warn({ err }, 'idle connection failed'));
 
-  const tenants = new TenantPools(config.tenantDatabaseUrl);
+  const tenants = TenantPools.asAdmin(config.tenantDatabaseUrl);
+  const appliers = new TenantPools((projectId) =>
+    tenantOwnerUrl(config.tenantDatabaseUrl, tenantApplyRole(projectId), deriveSecret(config.platformSecret, applyPasswordPurpose(projectId)), tenantDatabaseName(projectId)));
   // Bucket deletions empty the bucket's prefix in the same store the data plane writes.
   const objects = await createObjectStore(config);
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
@@ -66,6 +68,7 @@ async function main(): Promise<void> {
       platform: new PlatformStore(platformDb),
       tenantAdmin,
       tenants,
+      appliers,
       platformSecret: config.platformSecret,
       objects,
     }),
@@ -91,7 +94,7 @@ async function main(): Promise<void> {
   await worker.run();
   health.close();
   await connection.close();
-  await Promise.all([platformDb.end(), tenantAdmin.end(), tenants.closeAll(), objects.close()]);
+  await Promise.all([platformDb.end(), tenantAdmin.end(), tenants.closeAll(), appliers.closeAll(), objects.close()]);
 }
 
 main().catch((error) => {

@@ -1,7 +1,8 @@
 /**
- * Superuser connection pools to tenant databases, one small pool per
- * database, made on first use: a connection costs more than most changes.
- * A database about to be dropped has its pool closed first.
+ * Connection pools to tenant databases, one small pool per database, made on
+ * first use (a connection costs more than most changes), all logging in as
+ * one kind of role: the superuser, or each project's apply role. A database
+ * about to be dropped has its pools closed first.
  */
 import pg from 'pg';
 import { inTransaction, tenantDatabaseName } from '@baseplane/contracts';
@@ -9,15 +10,23 @@ import { inTransaction, tenantDatabaseName } from '@baseplane/contracts';
 export class TenantPools {
   private readonly pools = new Map<string, pg.Pool>();
 
-  constructor(private readonly adminUrl: string) {}
+  /** `urlOf` answers the connection string of a project's database. */
+  constructor(private readonly urlOf: (projectId: string) => string) {}
+
+  /** Pools logging in as the cluster URL's user (the superuser) to each project's database. */
+  static asAdmin(adminUrl: string): TenantPools {
+    return new TenantPools((projectId) => {
+      const url = new URL(adminUrl);
+      url.pathname = `/${tenantDatabaseName(projectId)}`;
+      return url.toString();
+    });
+  }
 
   forProject(projectId: string): pg.Pool {
     const database = tenantDatabaseName(projectId);
     let pool = this.pools.get(database);
     if (!pool) {
-      const url = new URL(this.adminUrl);
-      url.pathname = `/${database}`;
-      pool = new pg.Pool({ connectionString: url.toString(), max: 2, idleTimeoutMillis: 30_000 });
+      pool = new pg.Pool({ connectionString: this.urlOf(projectId), max: 2, idleTimeoutMillis: 30_000 });
       pool.on('error', () => undefined);
       this.pools.set(database, pool);
     }

@@ -26,6 +26,33 @@ export function createOwnerRoleSql(ownerRole: string, password: string): string 
   return `create role ${ident(ownerRole)} login nosuperuser nocreatedb nocreaterole noreplication password ${literal(password)}`;
 }
 
+/**
+ * The project's apply role (`tenantApplyRole`), on the cluster: a login that
+ * may take the owner's role but holds none of its rights itself (NOINHERIT),
+ * and may connect to the project's database only. Idempotent: projects made
+ * before it existed get it at their next change.
+ */
+export function applyRoleSql(applyRole: string, ownerRole: string, databaseName: string, password: string): string[] {
+  return [
+    `do $$ begin
+       if not exists (select from pg_roles where rolname = ${literal(applyRole)}) then
+         create role ${ident(applyRole)} login noinherit nosuperuser nocreatedb nocreaterole noreplication password ${literal(password)};
+       end if;
+     end $$`,
+    `alter role ${ident(applyRole)} with login noinherit password ${literal(password)}`,
+    `grant ${ident(ownerRole)} to ${ident(applyRole)}`,
+    `grant connect on database ${ident(databaseName)} to ${ident(applyRole)}`,
+  ];
+}
+
+/** The apply role's rights inside the project's database: reading and moving the applied-version marker, nothing else. */
+export function applyRoleGrantsSql(applyRole: string): string[] {
+  return [
+    `grant usage on schema baseplane_meta to ${ident(applyRole)}`,
+    `grant select, update on baseplane_meta.applied to ${ident(applyRole)}`,
+  ];
+}
+
 export function createDatabaseSql(databaseName: string, ownerRole: string): string {
   return `create database ${ident(databaseName)} owner ${ident(ownerRole)}`;
 }
