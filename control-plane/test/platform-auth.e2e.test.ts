@@ -45,6 +45,50 @@ describe('platform accounts', () => {
     expect(notMine.status).toBe(403);
   });
 
+  it('team roles as in Supabase: admins manage members and admins, only an owner touches owners, the last owner stays', async () => {
+    const carol = await signUpOperator('Carol');
+    const team = await call('POST', '/api/teams', { headers: bearer(operator.token), body: { name: 'roles' } });
+    expect(team.status).toBe(201);
+    const members = `/api/teams/${team.body.id}/members`;
+    const setRole = (by: Operator, who: Operator, role: string) => call('POST', members, { headers: bearer(by.token), body: { email: who.email, role } });
+    const roleOf = async (who: Operator) => (await call('GET', '/api/teams', { headers: bearer(who.token) })).body.find((t: { id: string }) => t.id === team.body.id)?.role;
+    const refused = (status: number, code: string, hint: unknown = null) => expect.objectContaining({ status, body: { code, message: expect.any(String), details: null, hint } });
+
+    expect((await setRole(operator, other, 'admin')).status).toBe(201);
+    // An admin adds members and admins and changes their roles.
+    expect((await setRole(other, carol, 'member')).status).toBe(201);
+    expect((await setRole(other, carol, 'admin')).status).toBe(201);
+    expect((await setRole(other, carol, 'member')).status).toBe(201);
+    // An admin neither demotes an owner nor makes one (not even of themselves): 403.
+    expect(await setRole(other, operator, 'member')).toEqual(refused(403, 'forbidden'));
+    expect(await setRole(other, operator, 'admin')).toEqual(refused(403, 'forbidden'));
+    expect(await setRole(other, carol, 'owner')).toEqual(refused(403, 'forbidden'));
+    expect(await setRole(other, other, 'owner')).toEqual(refused(403, 'forbidden'));
+    expect([await roleOf(operator), await roleOf(other), await roleOf(carol)]).toEqual(['owner', 'admin', 'member']);
+    // The last owner cannot be demoted, even by themselves: 409 last_owner.
+    expect(await setRole(operator, operator, 'admin')).toEqual(refused(409, 'last_owner', 'make another member an owner first'));
+    expect(await roleOf(operator)).toBe('owner');
+    // An owner makes another owner; then either may step down, and the one left is the last.
+    expect((await setRole(operator, other, 'owner')).status).toBe(201);
+    expect((await setRole(operator, operator, 'admin')).status).toBe(201);
+    expect(await setRole(operator, other, 'member')).toEqual(refused(403, 'forbidden'));
+    expect(await setRole(other, other, 'member')).toEqual(refused(409, 'last_owner', 'make another member an owner first'));
+    expect([await roleOf(operator), await roleOf(other), await roleOf(carol)]).toEqual(['admin', 'owner', 'member']);
+  });
+
+  it('two owners demoting each other at once leave one owner', async () => {
+    const team = await call('POST', '/api/teams', { headers: bearer(operator.token), body: { name: 'duel' } });
+    const members = `/api/teams/${team.body.id}/members`;
+    expect((await call('POST', members, { headers: bearer(operator.token), body: { email: other.email, role: 'owner' } })).status).toBe(201);
+    const answers = await Promise.all([
+      call('POST', members, { headers: bearer(operator.token), body: { email: other.email, role: 'member' } }),
+      call('POST', members, { headers: bearer(other.token), body: { email: operator.email, role: 'member' } }),
+    ]);
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 403]);
+    const roles = await Promise.all([operator, other].map(async (who) => (await call('GET', '/api/teams', { headers: bearer(who.token) })).body.find((t: { id: string }) => t.id === team.body.id).role));
+    expect(roles.sort()).toEqual(['member', 'owner']);
+  });
+
   describe('refusals', () => {
     scenarios([
       { name: 'second sign-up with the same email is 409', method: 'POST', url: '/api/auth/signup', body: { get email() { return operator.email.toUpperCase(); }, password: 'another password' }, expectedStatus: 409, expectedContent: ['user_already_exists'] },

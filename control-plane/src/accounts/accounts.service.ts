@@ -1,15 +1,18 @@
 /**
  * Platform accounts and teams: sign-up (with a personal team), login with the
- * same answer for an unknown email and a wrong password, membership lookups.
+ * same answer for an unknown email and a wrong password, membership lookups
+ * and changes.
  */
 import { randomUUID } from 'node:crypto';
 import argon2 from 'argon2';
 import type { Pool } from 'pg';
-import { ApiError, PASSWORD_HASH_COST, notFound } from '@baseplane/contracts';
+import { ApiError, PASSWORD_HASH_COST, notFound, type AddMemberBody } from '@baseplane/contracts';
 import type { PlatformTokenService, PlatformTokens } from './platform-tokens';
 
 /** argon2id at OWASP's minimum (contracts' PASSWORD_HASH_COST). */
 export const ARGON2_OPTIONS = { type: argon2.argon2id, ...PASSWORD_HASH_COST } as const;
+
+type TeamRole = NonNullable<AddMemberBody['role']>;
 
 export interface AccountView {
   id: string;
@@ -98,20 +101,47 @@ export class AccountsService {
     return { id, name, role: 'owner' };
   }
 
-  /** Adds an existing account to a team; only the team's owners and admins may. */
-  async addMember(accountId: string, teamId: string, email: string, role: string): Promise<{ teamId: string; accountId: string; email: string; role: string }> {
-    const mine = (await this.teamsOf(accountId)).find((t) => t.id === teamId);
-    if (!mine) throw notFound('team');
-    if (mine.role === 'member') throw new ApiError(403, 'forbidden', 'only owners and admins add members');
-    const { rows } = await this.db.query<{ id: string; email: string }>('select id, email from accounts where lower(email) = lower($1)', [email]);
-    const member = rows[0];
-    if (!member) throw notFound('account');
-    await this.db.query(
-      `insert into team_members (team_id, account_id, role) values ($1, $2, $3)
-       on conflict (team_id, account_id) do update set role = excluded.role`,
-      [teamId, member.id, role],
-    );
-    return { teamId, accountId: member.id, email: member.email, role };
+  /**
+   * Adds an existing account to a team or changes its role, by Supabase's
+   * rules: owners and admins add members and admins and change their roles;
+   * only an owner makes an owner or changes an owner's role; the last owner
+   * stays an owner (409 last_owner). The team's memberships are locked while
+   * deciding, so two owners demoting each other cannot both succeed.
+   */
+  async addMember(accountId: string, teamId: string, email: string, role: TeamRole): Promise<{ teamId: string; accountId: string; email: string; role: string }> {
+    const client = await this.db.connect();
+    try {
+      await client.query('begin');
+      const { rows: members } = await client.query<{ account_id: string; role: TeamRole }>(
+        'select account_id, role from team_members where team_id = $1 order by account_id for update',
+        [teamId],
+      );
+      const mine = members.find((m) => m.account_id === accountId);
+      if (!mine) throw notFound('team');
+      if (mine.role === 'member') throw new ApiError(403, 'forbidden', 'only owners and admins add members');
+      const { rows } = await client.query<{ id: string; email: string }>('select id, email from accounts where lower(email) = lower($1)', [email]);
+      const member = rows[0];
+      if (!member) throw notFound('account');
+      const current = members.find((m) => m.account_id === member.id)?.role;
+      if (mine.role !== 'owner' && (role === 'owner' || current === 'owner')) {
+        throw new ApiError(403, 'forbidden', current === 'owner' ? "only an owner changes an owner's role" : 'only an owner makes an owner');
+      }
+      if (current === 'owner' && role !== 'owner' && members.filter((m) => m.role === 'owner').length === 1) {
+        throw new ApiError(409, 'last_owner', 'the last owner of a team stays an owner', null, 'make another member an owner first');
+      }
+      await client.query(
+        `insert into team_members (team_id, account_id, role) values ($1, $2, $3)
+         on conflict (team_id, account_id) do update set role = excluded.role`,
+        [teamId, member.id, role],
+      );
+      await client.query('commit');
+      return { teamId, accountId: member.id, email: member.email, role };
+    } catch (error) {
+      await client.query('rollback');
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   private getDummyHash(): Promise<string> {
