@@ -33,15 +33,26 @@ export function normalizeType(input: string): string {
   const raw = input.trim().toLowerCase().replace(/\s+/g, ' ');
   const array = raw.endsWith('[]');
   const scalar = array ? raw.slice(0, -2).trim() : raw;
-  const match = /^([a-z][a-z0-9 ]*?)\s*(?:\(\s*(\d{1,4})\s*(?:,\s*(\d{1,4})\s*)?\))?$/.exec(scalar);
+  const match = /^([a-z][a-z0-9 ]*?)\s*(?:\(\s*(\d{1,9})\s*(?:,\s*(\d{1,9})\s*)?\))?$/.exec(scalar);
   const base = match && BASE_TYPES[match[1]!];
   if (!match || !base) throw new ApiError(400, 'invalid_request', `unknown column type "${input}"`, null, `accepted: ${Object.values(BASE_TYPES).filter((v, i, a) => a.indexOf(v) === i).join(', ')}, and arrays of them`);
   const [, , p, s] = match;
   let type = base;
-  if (base === 'varchar' && p !== undefined && s === undefined) type = `varchar(${Number(p)})`;
-  else if (base === 'numeric' && p !== undefined) type = s === undefined ? `numeric(${Number(p)})` : `numeric(${Number(p)},${Number(s)})`;
-  else if (p !== undefined) throw new ApiError(400, 'invalid_request', `type "${input}" takes no size`);
+  if (base === 'varchar' && p !== undefined && s === undefined) type = `varchar(${sizeWithin(input, 'length', Number(p), 1, VARCHAR_MAX_LENGTH)})`;
+  else if (base === 'numeric' && p !== undefined) {
+    const precision = sizeWithin(input, 'precision', Number(p), 1, NUMERIC_MAX_PRECISION);
+    type = s === undefined ? `numeric(${precision})` : `numeric(${precision},${sizeWithin(input, 'scale', Number(s), 0, precision)})`;
+  } else if (p !== undefined) throw new ApiError(400, 'invalid_request', `type "${input}" takes no size`);
   return array ? `${type}[]` : type;
+}
+
+/** PostgreSQL's limits on type modifiers (varchar's length, numeric's precision), refused here rather than when applied. */
+const VARCHAR_MAX_LENGTH = 10485760;
+const NUMERIC_MAX_PRECISION = 1000;
+
+function sizeWithin(input: string, what: string, value: number, min: number, max: number): number {
+  if (value < min || value > max) throw new ApiError(400, 'invalid_request', `the ${what} of "${input}" must be from ${min} to ${max}`);
+  return value;
 }
 
 /** Defaults that are expressions; anything else is a literal value. */

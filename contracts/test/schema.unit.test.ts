@@ -14,6 +14,20 @@ describe('normalizeType', () => {
   it.each(['money', 'text; drop table x', 'int4(3)', 'varchar(20', 'serial', '', 'int4[][]x'])('refuses %j with a 400', (input) => {
     expect(() => normalizeType(input)).toThrow(ApiError);
   });
+
+  it.each([['varchar(1)', 'varchar(1)'], ['varchar(10485760)', 'varchar(10485760)'], ['numeric(1000)', 'numeric(1000)'], ['numeric(5,0)', 'numeric(5,0)'], ['numeric(5,5)', 'numeric(5,5)'], ['varchar(5)[]', 'varchar(5)[]']])(
+    'accepts the size limits PostgreSQL accepts: %s',
+    (input, expected) => {
+      expect(normalizeType(input)).toBe(expected);
+    },
+  );
+
+  it.each(['varchar(0)', 'varchar(10485761)', 'varchar(999999999)', 'numeric(0)', 'numeric(1001)', 'numeric(0,0)', 'numeric(5,6)', 'numeric(1001,2)', 'varchar(0)[]'])(
+    'refuses %j, a size PostgreSQL refuses, with a 400 naming the limits',
+    (input) => {
+      expect(() => normalizeType(input)).toThrow(expect.objectContaining({ status: 400, code: 'invalid_request', message: expect.stringMatching(/must be from \d+ to \d+/) }));
+    },
+  );
 });
 
 describe('checkIdentifier', () => {
