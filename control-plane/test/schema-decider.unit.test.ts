@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiError, type SchemaCommand } from '@baseplane/contracts';
 import { decideSchema } from '../src/domain/schema';
 import { initialState, type ProjectState } from '../src/domain/project';
-import type { TableInfo } from '../src/tenants/catalog';
+import type { OtherObject, SchemaFacts, TableInfo } from '../src/tenants/catalog';
 
 const projectId = 'p1';
 const active: ProjectState = { ...initialState(), status: 'active', name: 'p', teamId: 't' };
@@ -14,44 +14,56 @@ const todos: TableInfo = {
   rlsEnabled: true, access: 'public-read', policies: [],
 };
 
-function refusal(command: SchemaCommand, state = active, catalog = [todos]): { status: number; code: string } {
+const stats: OtherObject = { name: 'stats', kind: 'view' };
+const catalog = (tables: TableInfo[] = [todos], otherObjects: OtherObject[] = [stats]): SchemaFacts => ({ tables, otherObjects });
+
+function refusal(command: SchemaCommand, state = active, facts = catalog()): { status: number; code: string; message: string } {
   try {
-    decideSchema(command, state, catalog);
+    decideSchema(command, state, facts);
   } catch (error) {
     expect(error).toBeInstanceOf(ApiError);
-    return { status: (error as ApiError).status, code: (error as ApiError).code };
+    return { status: (error as ApiError).status, code: (error as ApiError).code, message: (error as ApiError).message };
   }
   throw new Error('expected a refusal');
 }
 
 describe('schema decider', () => {
   it('creates a table whose name is free', () => {
-    expect(decideSchema({ type: 'CreateTable', data: { projectId, name: 'notes', columns: [{ name: 'body', type: 'text' }], access: 'owner' } }, active, [todos])).toEqual([
+    expect(decideSchema({ type: 'CreateTable', data: { projectId, name: 'notes', columns: [{ name: 'body', type: 'text' }], access: 'owner' } }, active, catalog())).toEqual([
       { type: 'TableCreated', data: { projectId, name: 'notes', columns: [{ name: 'body', type: 'text' }], access: 'owner' } },
     ]);
   });
 
   it('refuses what the catalog contradicts, before anything is recorded', () => {
-    expect(refusal({ type: 'CreateTable', data: { projectId, name: 'todos', columns: [], access: 'custom' } })).toEqual({ status: 409, code: 'already_exists' });
+    expect(refusal({ type: 'CreateTable', data: { projectId, name: 'todos', columns: [], access: 'custom' } })).toMatchObject({ status: 409, code: 'already_exists' });
     expect(refusal({ type: 'CreateTable', data: { projectId, name: 'x', columns: [{ name: 'a', type: 'text' }, { name: 'a', type: 'int4' }], access: 'custom' } }).status).toBe(400);
     expect(refusal({ type: 'CreateTable', data: { projectId, name: 'x', columns: [{ name: 'id', type: 'text' }], access: 'custom' } }).status).toBe(400);
-    expect(refusal({ type: 'DropTable', data: { projectId, name: 'nope' } })).toEqual({ status: 404, code: 'not_found' });
-    expect(refusal({ type: 'AddColumn', data: { projectId, table: 'todos', column: { name: 'title', type: 'text' } } })).toEqual({ status: 409, code: 'already_exists' });
+    expect(refusal({ type: 'DropTable', data: { projectId, name: 'nope' } })).toMatchObject({ status: 404, code: 'not_found' });
+    expect(refusal({ type: 'AddColumn', data: { projectId, table: 'todos', column: { name: 'title', type: 'text' } } })).toMatchObject({ status: 409, code: 'already_exists' });
     expect(refusal({ type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'title', change: { name: 'id' } } }).status).toBe(409);
     expect(refusal({ type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'nope', change: { nullable: true } } }).status).toBe(404);
-    expect(refusal({ type: 'AddForeignKey', data: { projectId, table: 'todos', foreignKey: { columns: ['x'], references: { table: 'todos', columns: ['id'] } } } })).toEqual({ status: 400, code: 'unknown_column' });
+    expect(refusal({ type: 'AddForeignKey', data: { projectId, table: 'todos', foreignKey: { columns: ['x'], references: { table: 'todos', columns: ['id'] } } } })).toMatchObject({ status: 400, code: 'unknown_column' });
     expect(refusal({ type: 'AddForeignKey', data: { projectId, table: 'todos', foreignKey: { name: 'todos_fk', columns: ['title'], references: { table: 'todos', columns: ['id'] } } } }).status).toBe(409);
     expect(refusal({ type: 'DropForeignKey', data: { projectId, table: 'todos', name: 'nope' } }).status).toBe(404);
   });
 
+  it('refuses a table name that a view, sequence, index or type of public already takes', () => {
+    expect(refusal({ type: 'CreateTable', data: { projectId, name: 'stats', columns: [], access: 'custom' } })).toEqual({ status: 409, code: 'already_exists', message: 'a view named "stats" already exists' });
+    const others = ['todos_id_seq', 'todos_pkey', 'mood'].map((name, i) => ({ name, kind: ['sequence', 'index', 'type'][i]! }));
+    for (const other of others) {
+      expect(refusal({ type: 'CreateTable', data: { projectId, name: other.name, columns: [], access: 'custom' } }, active, catalog([todos], others))).toMatchObject({ status: 409, code: 'already_exists' });
+    }
+    expect(decideSchema({ type: 'CreateTable', data: { projectId, name: 'Stats', columns: [], access: 'custom' } }, active, catalog())).toHaveLength(1);
+  });
+
   it('refuses schema changes unless the project is active', () => {
-    expect(refusal({ type: 'DropTable', data: { projectId, name: 'todos' } }, { ...active, status: 'provisioning' })).toEqual({ status: 503, code: 'project_unavailable' });
-    expect(refusal({ type: 'DropTable', data: { projectId, name: 'todos' } }, { ...active, status: 'deleted' })).toEqual({ status: 404, code: 'not_found' });
+    expect(refusal({ type: 'DropTable', data: { projectId, name: 'todos' } }, { ...active, status: 'provisioning' })).toMatchObject({ status: 503, code: 'project_unavailable' });
+    expect(refusal({ type: 'DropTable', data: { projectId, name: 'todos' } }, { ...active, status: 'deleted' })).toMatchObject({ status: 404, code: 'not_found' });
   });
 
   it('normalises a new type and names a foreign key after its columns', () => {
-    expect(decideSchema({ type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'title', change: { type: 'integer', using: 'title::int' } } }, active, [todos])[0]!.data).toMatchObject({ change: { type: 'int4', using: 'title::int' } });
-    expect(decideSchema({ type: 'AddForeignKey', data: { projectId, table: 'todos', foreignKey: { columns: ['id'], references: { table: 'todos', columns: ['id'] } } } }, active, [todos])[0]!.data)
+    expect(decideSchema({ type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'title', change: { type: 'integer', using: 'title::int' } } }, active, catalog())[0]!.data).toMatchObject({ change: { type: 'int4', using: 'title::int' } });
+    expect(decideSchema({ type: 'AddForeignKey', data: { projectId, table: 'todos', foreignKey: { columns: ['id'], references: { table: 'todos', columns: ['id'] } } } }, active, catalog())[0]!.data)
       .toMatchObject({ foreignKey: { name: 'todos_id_fkey', onDelete: 'no action', onUpdate: 'no action' } });
   });
 });

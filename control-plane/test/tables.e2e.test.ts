@@ -88,6 +88,26 @@ describe('refusals record nothing', () => {
   ]);
 });
 
+describe('names refused before anything is recorded', () => {
+  it('refuses with 409 a table name taken by a view, materialized view, sequence, index or type of public', async () => {
+    await asOwner('create view stats as select 1 as n');
+    await asOwner('create materialized view stats_cache as select 1 as n');
+    await asOwner('create sequence counter');
+    await asOwner('create index todos_title_idx on todos (title)');
+    await asOwner(`create type mood as enum ('ok', 'not ok')`);
+    for (const [name, kind] of [['stats', 'view'], ['stats_cache', 'materialized view'], ['counter', 'sequence'], ['todos_title_idx', 'index'], ['mood', 'type']]) {
+      const before = await projectEventTypes(project.id);
+      const answer = await call('POST', base(), { headers: auth(), body: { name, columns: [] } });
+      expect(answer.status, answer.text).toBe(409);
+      expect(answer.body).toEqual({ code: 'already_exists', message: `a ${kind} named "${name}" already exists`, details: null, hint: null });
+      expect((await projectEventTypes(project.id)).slice(before.length)).toEqual([]);
+    }
+    // The array type PostgreSQL made along with "mood" moves out of the way of a table of its name.
+    const array = await call('POST', base(), { headers: auth(), body: { name: '_mood', access: 'private', columns: [] } });
+    expect(array.status, array.text).toBe(201);
+  });
+});
+
 describe('columns on a table with data', () => {
   it('renames, changes type with using, and changes nullability and default', async () => {
     await call('POST', base(), { headers: auth(), body: { name: 'items', columns: [{ name: 'qty', type: 'text' }, { name: 'note', type: 'text' }] } });

@@ -12,7 +12,7 @@ import {
   type SchemaCommand,
   type SchemaEvent,
 } from '@baseplane/contracts';
-import type { TableInfo } from '../tenants/catalog';
+import type { SchemaFacts, TableInfo } from '../tenants/catalog';
 import type { ProjectState } from './project';
 
 const taken = (what: string) => new ApiError(409, 'already_exists', `${what} already exists`);
@@ -24,7 +24,8 @@ function table(catalog: TableInfo[], name: string): TableInfo {
   return found;
 }
 
-export function decideSchema(command: SchemaCommand, project: ProjectState, catalog: TableInfo[]): SchemaEvent[] {
+export function decideSchema(command: SchemaCommand, project: ProjectState, facts: SchemaFacts): SchemaEvent[] {
+  const catalog = facts.tables;
   if (project.status === 'none' || project.status === 'deleted') throw notFound('project');
   if (project.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${project.status}`);
   const { projectId } = command.data;
@@ -33,6 +34,9 @@ export function decideSchema(command: SchemaCommand, project: ProjectState, cata
       const { name, columns, access } = command.data;
       checkIdentifier(name, 'table');
       if (catalog.some((t) => t.name === name)) throw taken(`table "${name}"`);
+      // A view, sequence, index, type… of that name would make the CREATE TABLE fail when applied.
+      const other = facts.otherObjects.find((o) => o.name === name);
+      if (other) throw taken(`a ${other.kind} named "${name}"`);
       const names = new Set<string>();
       for (const column of columns) {
         if (names.has(column.name)) throw new ApiError(400, 'invalid_request', `column "${column.name}" is given twice`);

@@ -1,6 +1,6 @@
 /**
- * The command-bus side of schema changes: read the tenant's live catalog,
- * then the same decider loop as every aggregate, on the project's stream.
+ * The command-bus side of schema changes: read the tenant's live catalog
+ * (tables and the other names taken), then the same decider loop as every aggregate, on the project's stream.
  */
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
@@ -8,7 +8,7 @@ import type { SchemaCommand } from '@baseplane/contracts';
 import { EventStore } from '../event-store/event-store';
 import type { CommandContext } from '../domain/handle-command';
 import { decideSchema } from '../domain/schema';
-import { readCatalog } from '../tenants/catalog';
+import { readSchemaFacts } from '../tenants/catalog';
 import { handleTenantCommand } from '../tenants/tenant-command';
 import { TenantConnections } from '../tenants/tenant-connections';
 
@@ -24,6 +24,6 @@ export class ExecuteSchemaCommandHandler implements ICommandHandler<ExecuteSchem
   ) {}
 
   execute({ command, context }: ExecuteSchemaCommand) {
-    return handleTenantCommand(this.store, this.tenants, command, context, (client) => readCatalog(client), decideSchema);
+    return handleTenantCommand(this.store, this.tenants, command, context, readSchemaFacts, decideSchema);
   }
 }

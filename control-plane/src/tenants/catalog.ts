@@ -1,7 +1,8 @@
 /**
  * Reads a tenant's `public` schema from the live system catalogs: tables,
- * columns, primary and foreign keys, RLS and policies. The catalog is the
- * truth, so what SQL changed shows as well as what commands changed.
+ * columns, primary and foreign keys, RLS and policies, and the other objects
+ * whose names a new table cannot take. The catalog is the truth, so what SQL
+ * changed shows as well as what commands changed.
  */
 import type { PoolClient } from 'pg';
 
@@ -119,4 +120,43 @@ export async function readCatalog(client: PoolClient, only?: string): Promise<Ta
       policies: policies.rows.filter((p) => p.table_oid === table.oid).map(({ table_oid: _, ...p }) => p),
     };
   });
+}
+
+/** An object of `public` other than a table whose name a new table cannot take: a relation of another kind, or a type. */
+export interface OtherObject {
+  name: string;
+  kind: string;
+}
+
+/** What schema commands are decided against: the tables, and the other names already taken. */
+export interface SchemaFacts {
+  tables: TableInfo[];
+  otherObjects: OtherObject[];
+}
+
+export async function readSchemaFacts(client: PoolClient): Promise<SchemaFacts> {
+  return { tables: await readCatalog(client), otherObjects: await readOtherObjects(client) };
+}
+
+/**
+ * Relations of `public` that are not tables (views, materialized views,
+ * sequences, indexes, foreign tables, composite types) and its types (enums,
+ * domains, ranges and their multiranges), since a table's row type takes its
+ * name too. Array types made along with another type are left out: PostgreSQL
+ * renames them out of a new table's way.
+ */
+export async function readOtherObjects(client: PoolClient): Promise<OtherObject[]> {
+  const { rows } = await client.query<OtherObject>(
+    `select c.relname as name,
+            case c.relkind when 'v' then 'view' when 'm' then 'materialized view' when 'S' then 'sequence' when 'i' then 'index'
+                           when 'I' then 'index' when 'f' then 'foreign table' when 'c' then 'type' else 'relation' end as kind
+     from pg_class c join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname = 'public' and c.relkind not in ('r', 'p')
+     union all
+     select t.typname, 'type'
+     from pg_type t join pg_namespace n on n.oid = t.typnamespace
+     where n.nspname = 'public' and t.typrelid = 0 and not exists (select 1 from pg_type e where e.typarray = t.oid)
+     order by name`,
+  );
+  return rows;
 }
