@@ -65,6 +65,132 @@ export function defaultSql(value: string): string {
   return `'${value.replace(/'/g, "''")}'`;
 }
 
+/**
+ * Refuses text that is not one SQL expression, before it is recorded: a
+ * column change's `using` is pasted into `alter table … using (<expr>)`, where
+ * a `,` would start another ALTER TABLE action and a `;` another statement.
+ * Scans PostgreSQL's lexical structure (src/backend/parser/scan.l): strings
+ * ('…' with '' doubled; E'…' with backslash escapes; B'…', X'…', N'…', U&'…'),
+ * dollar quotes ($tag$…$tag$, where a `$` inside an identifier starts none),
+ * quoted identifiers ("…" with "" doubled, U&"…"). Outside them it refuses
+ * comments (`--`, `/*`), unbalanced or crossed brackets, `;`, a `,` at the top
+ * level, and any character it does not know. Where it cannot be sure what
+ * PostgreSQL would read, it refuses: a backslash before a quote in a plain
+ * string (read as an escape when `standard_conforming_strings` is off), a
+ * number running into a quote or `$`, a `$` that starts neither a parameter
+ * nor a dollar quote.
+ */
+export function checkSqlExpression(text: string, what: string): string {
+  const refuse = (why: string) =>
+    new ApiError(400, 'invalid_request', `"${what}" must be one SQL expression: ${why}`, null, 'for example name::int4 or nullif(name, \'\')::int4; no comments, no ; and no , outside parentheses');
+  if (text.includes('\0')) throw refuse('it contains a NUL character');
+  const n = text.length;
+  const brackets: string[] = [];
+  let tokens = 0;
+  let i = 0;
+
+  /** Index after the `'` closing the string opened at `quote`; `escapes` for E'…'. */
+  const endOfString = (quote: number, escapes: boolean): number => {
+    for (let j = quote + 1; ; ) {
+      if (j >= n) throw refuse('a string is not closed');
+      const c = text[j];
+      if (c === '\\') {
+        if (escapes) {
+          j += 2;
+          continue;
+        }
+        if (text[j + 1] === "'") throw refuse("a backslash before a quote in a string (write E'…' to escape, or '' to double a quote)");
+      } else if (c === "'") {
+        if (text[j + 1] !== "'") return j + 1;
+        j += 2;
+        continue;
+      }
+      j++;
+    }
+  };
+  /** Index after the `"` closing the identifier opened at `quote`. */
+  const endOfIdentifier = (quote: number): number => {
+    for (let j = quote + 1; ; ) {
+      if (j >= n) throw refuse('a quoted identifier is not closed');
+      if (text[j] === '"') {
+        if (text[j + 1] !== '"') return j + 1;
+        j += 2;
+        continue;
+      }
+      j++;
+    }
+  };
+
+  while (i < n) {
+    const c = text[i]!;
+    if (SQL_SPACE.has(c)) {
+      i++;
+      continue;
+    }
+    tokens++;
+    if (c === "'") i = endOfString(i, false);
+    else if (c === '"') i = endOfIdentifier(i);
+    else if (c === '$') {
+      DOLLAR_QUOTE.lastIndex = i;
+      const delimiter = DOLLAR_QUOTE.exec(text)?.[0];
+      if (delimiter !== undefined) {
+        const end = text.indexOf(delimiter, i + delimiter.length);
+        if (end < 0) throw refuse(`a dollar quote ${delimiter} is not closed`);
+        i = end + delimiter.length;
+      } else if (isDigit(text[i + 1])) {
+        i++;
+        while (isDigit(text[i])) i++;
+        if (i < n && isIdentifierPart(text[i]!)) throw refuse('a parameter runs into other characters');
+      } else throw refuse('a $ that starts no dollar quote');
+    } else if (isIdentifierStart(c)) {
+      let j = i + 1;
+      while (j < n && isIdentifierPart(text[j]!)) j++;
+      const word = text.slice(i, j);
+      // A one-letter word right before a quote is a string prefix (scan.l's xestart, xbstart, xhstart, xnstart, xusstart, xuistart).
+      if (/^[eE]$/.test(word) && text[j] === "'") i = endOfString(j, true);
+      else if (/^[bBxXnN]$/.test(word) && text[j] === "'") i = endOfString(j, false);
+      else if (/^[uU]$/.test(word) && text[j] === '&' && text[j + 1] === "'") i = endOfString(j + 1, false);
+      else if (/^[uU]$/.test(word) && text[j] === '&' && text[j + 1] === '"') i = endOfIdentifier(j + 1);
+      else i = j;
+    } else if (isDigit(c)) {
+      // Digits, letters, `_` and `.`: decimal, hex, octal and binary integers, decimals, exponents. Anything
+      // else glued to a number is an error since PostgreSQL 15 and a new token before it: refuse what matters.
+      while (i < n && /[0-9A-Za-z_.]/.test(text[i]!)) i++;
+      if (i < n && (text[i] === "'" || text[i] === '"' || text[i] === '$' || text.charCodeAt(i) >= 0x80)) throw refuse('a number runs into other characters');
+    } else if ((c === '-' && text[i + 1] === '-') || (c === '/' && text[i + 1] === '*')) {
+      throw refuse('it contains a comment');
+    } else if (c === '(' || c === '[') {
+      brackets.push(c === '(' ? ')' : ']');
+      i++;
+    } else if (c === ')' || c === ']') {
+      if (brackets.pop() !== c) throw refuse(`a ${c} closes nothing it opened`);
+      i++;
+    } else if (c === ',') {
+      if (brackets.length === 0) throw refuse('a , outside parentheses');
+      i++;
+    } else if (c === ';') {
+      throw refuse('it contains a ;');
+    } else if (SQL_OPERATOR_CHARS.has(c)) {
+      i++;
+    } else throw refuse(`unexpected character ${JSON.stringify(c)}`);
+  }
+  if (brackets.length > 0) throw refuse(`a ${brackets.at(-1) === ')' ? '(' : '['} is not closed`);
+  if (tokens === 0) throw refuse('it is empty');
+  return text;
+}
+
+/** scan.l's `space`, without \v (whitespace only since PostgreSQL 16; refused as unknown). */
+const SQL_SPACE = new Set([' ', '\t', '\n', '\r', '\f']);
+/** scan.l's `self` and `op_chars`, less what the scanner treats on its own (brackets, `,`, `;`). */
+const SQL_OPERATOR_CHARS = new Set([...'.:+-*/%^<>=~!@#&|`?']);
+/** scan.l's `dolqdelim`; every code unit from U+0080 on is part of a multibyte character, which scan.l counts as a letter. */
+const DOLLAR_QUOTE = /\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/y;
+const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
+/** scan.l's `ident_start`. */
+const isIdentifierStart = (c: string) => /[A-Za-z_]/.test(c) || c.charCodeAt(0) >= 0x80;
+/** scan.l's `ident_cont`: `$` continues an identifier, so `a$b$` is one and starts no dollar quote. */
+const isIdentifierPart = (c: string) => isIdentifierStart(c) || isDigit(c) || c === '$';
+
 export const TABLE_ACCESS: readonly TableAccess[] = ['public-read', 'authenticated', 'owner', 'private', 'custom'];
 
 const TypeName = Type.String({ minLength: 1, maxLength: 64 });

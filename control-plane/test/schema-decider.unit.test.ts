@@ -56,6 +56,13 @@ describe('schema decider', () => {
     expect(decideSchema({ type: 'CreateTable', data: { projectId, name: 'Stats', columns: [], access: 'custom' } }, active, catalog())).toHaveLength(1);
   });
 
+  it('refuses a "using" that is not one SQL expression', () => {
+    const using = (text: string) => refusal({ type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'title', change: { type: 'text', using: text } } });
+    expect(using('title, disable row level security')).toMatchObject({ status: 400, code: 'invalid_request', message: expect.stringContaining('one SQL expression') });
+    expect(using('title; drop table todos')).toMatchObject({ status: 400, code: 'invalid_request' });
+    expect(using('title -- comment')).toMatchObject({ status: 400, code: 'invalid_request' });
+  });
+
   it('refuses schema changes unless the project is active', () => {
     expect(refusal({ type: 'DropTable', data: { projectId, name: 'todos' } }, { ...active, status: 'provisioning' })).toMatchObject({ status: 503, code: 'project_unavailable' });
     expect(refusal({ type: 'DropTable', data: { projectId, name: 'todos' } }, { ...active, status: 'deleted' })).toMatchObject({ status: 404, code: 'not_found' });

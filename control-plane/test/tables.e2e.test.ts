@@ -75,6 +75,9 @@ describe('refusals record nothing', () => {
     { name: 'editing an unknown column is 404', method: 'PUT', url: () => `${base()}/todos/columns/nope`, headers: auth, body: { nullable: true }, expectedStatus: 404, expectedEvents: none },
     { name: 'an empty edit is 400', method: 'PUT', url: () => `${base()}/todos/columns/title`, headers: auth, body: {}, expectedStatus: 400, expectedEvents: none },
     { name: 'using without a type is 400', method: 'PUT', url: () => `${base()}/todos/columns/title`, headers: auth, body: { using: 'title::int' }, expectedStatus: 400, expectedEvents: none },
+    { name: 'a using with a ; is 400', method: 'PUT', url: () => `${base()}/todos/columns/title`, headers: auth, body: { type: 'text', using: 'title; drop table todos' }, expectedStatus: 400, expectedContent: ['one SQL expression'], expectedEvents: none },
+    { name: 'a using with a comment is 400', method: 'PUT', url: () => `${base()}/todos/columns/title`, headers: auth, body: { type: 'text', using: "title || 'x'--" }, expectedStatus: 400, expectedContent: ['one SQL expression'], expectedEvents: none },
+    { name: 'a using whose $ is part of a name, not a dollar quote, is 400', method: 'PUT', url: () => `${base()}/todos/columns/title`, headers: auth, body: { type: 'text', using: 'a$b$, disable row level security, x $b$' }, expectedStatus: 400, expectedEvents: none },
     { name: 'a size PostgreSQL refuses (varchar(0)) is 400', method: 'POST', url: () => base(), headers: auth, body: { name: 'zerolen', columns: [{ name: 'a', type: 'varchar(0)' }] }, expectedStatus: 400, expectedContent: ['invalid_request', 'from 1 to 10485760'], expectedEvents: none },
     { name: 'a numeric scale above its precision is 400', method: 'POST', url: () => `${base()}/todos/columns`, headers: auth, body: { name: 'ratio', type: 'numeric(5,6)' }, expectedStatus: 400, expectedContent: ['from 0 to 5'], expectedEvents: none },
     { name: 'a numeric precision above 1000 is 400', method: 'PUT', url: () => `${base()}/todos/columns/title`, headers: auth, body: { type: 'numeric(1001)', using: 'title::numeric' }, expectedStatus: 400, expectedContent: ['from 1 to 1000'], expectedEvents: none },
@@ -88,7 +91,7 @@ describe('refusals record nothing', () => {
   ]);
 });
 
-describe('names refused before anything is recorded', () => {
+describe('names and expressions refused before anything is recorded', () => {
   it('refuses with 409 a table name taken by a view, materialized view, sequence, index or type of public', async () => {
     await asOwner('create view stats as select 1 as n');
     await asOwner('create materialized view stats_cache as select 1 as n');
@@ -105,6 +108,28 @@ describe('names refused before anything is recorded', () => {
     // The array type PostgreSQL made along with "mood" moves out of the way of a table of its name.
     const array = await call('POST', base(), { headers: auth(), body: { name: '_mood', access: 'private', columns: [] } });
     expect(array.status, array.text).toBe(201);
+  });
+
+  it('refuses with 400 a "using" that carries a second ALTER TABLE action, records nothing and leaves RLS on', async () => {
+    const guarded = await call('POST', base(), { headers: auth(), body: { name: 'guarded', access: 'private', columns: [{ name: 'n', type: 'text' }] } });
+    expect(guarded.status, guarded.text).toBe(201);
+    await asOwner(`insert into guarded (n) values ('')`);
+    for (const using of ['n, disable row level security', "E'\\'', disable row level security, ''", '(n), disable row level security, (n)']) {
+      const before = await projectEventTypes(project.id);
+      const answer = await call('PUT', `${base()}/guarded/columns/n`, { headers: auth(), body: { type: 'text', using } });
+      expect(answer.status, answer.text).toBe(400);
+      expect(answer.body).toMatchObject({ code: 'invalid_request', message: expect.stringContaining('"using" must be one SQL expression'), details: null });
+      expect((await projectEventTypes(project.id)).slice(before.length)).toEqual([]);
+    }
+    const rls = await tenant.client.query(`select relrowsecurity from pg_class where oid = 'public.guarded'::regclass`);
+    expect(rls.rows[0].relrowsecurity).toBe(true);
+    // A comma inside parentheses or a string is part of one expression, applied in parentheses of its own.
+    const retyped = await call('PUT', `${base()}/guarded/columns/n`, { headers: auth(), body: { type: 'int4', using: "coalesce(nullif(n, ''), '0, or so')::int4" } });
+    expect(retyped.status, retyped.text).toBe(422);
+    expect(retyped.body.details.code).toBe('22P02');
+    const cast = await call('PUT', `${base()}/guarded/columns/n`, { headers: auth(), body: { type: 'int4', using: "coalesce(nullif(n, ''), '0')::int4" } });
+    expect(cast.status, cast.text).toBe(200);
+    expect(cast.body).toMatchObject({ name: 'n', type: 'integer' });
   });
 });
 

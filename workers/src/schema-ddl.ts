@@ -1,7 +1,9 @@
 /**
  * The DDL of each schema event, as separate statements (each sent with the
  * extended protocol, which refuses a smuggled second statement). Pure: names
- * were checked and types normalised when the command was decided.
+ * were checked, types normalised and a `using` checked to be one expression
+ * (checkSqlExpression) when the command was decided; it is still put in
+ * parentheses, so that it cannot reach past its own clause.
  */
 import { defaultSql, type ColumnChange, type ColumnSpec, type SchemaEvent, type TableAccess } from '@baseplane/contracts';
 
@@ -47,7 +49,7 @@ function alterColumnSql(table: string, column: string, change: ColumnChange): st
   const c = ident(column);
   const statements: string[] = [];
   if (change.type !== undefined) {
-    statements.push(`alter table ${t} alter column ${c} type ${change.type}${change.using === undefined ? '' : ` using ${change.using}`}`);
+    statements.push(`alter table ${t} alter column ${c} type ${change.type}${change.using === undefined ? '' : ` using (${change.using})`}`);
   }
   if (change.default !== undefined) {
     statements.push(change.default === null ? `alter table ${t} alter column ${c} drop default` : `alter table ${t} alter column ${c} set default ${defaultSql(change.default)}`);

@@ -24,7 +24,7 @@ describe('schemaChangeSql', () => {
 
   it('orders an edit: type, default, nullability, then the rename', () => {
     expect(schemaChangeSql({ type: 'ColumnUpdated', data: { projectId, table: 't', column: 'a', change: { name: 'b', type: 'int4', using: 'a::int', nullable: false, default: '0' } } })).toEqual([
-      'alter table public."t" alter column "a" type int4 using a::int',
+      'alter table public."t" alter column "a" type int4 using (a::int)',
       `alter table public."t" alter column "a" set default '0'`,
       'alter table public."t" alter column "a" set not null',
       'alter table public."t" rename column "a" to "b"',

@@ -6,6 +6,7 @@
 import {
   ApiError,
   checkIdentifier,
+  checkSqlExpression,
   normalizeType,
   notFound,
   type ColumnChange,
@@ -70,6 +71,7 @@ export function decideSchema(command: SchemaCommand, project: ProjectState, fact
       }
       if (change.type !== undefined) change.type = normalizeType(change.type);
       if (change.using !== undefined && change.type === undefined) throw new ApiError(400, 'invalid_request', '"using" goes with a new "type"');
+      if (change.using !== undefined) checkSqlExpression(change.using, 'using');
       return [{ type: 'ColumnUpdated', data: { projectId, table: target.name, column: command.data.column, change } }];
     }
     case 'DropColumn': {
