@@ -55,6 +55,27 @@ async function startEcho(name: string): Promise<{ url: string; hits: () => numbe
   };
 }
 
+/**
+ * An upstream that refuses a body over `limitBytes` as the data plane's
+ * Fastify does: 413 with `Connection: close` as soon as the headers say so;
+ * node's server then closes the connection without reading the body, and
+ * the rest of the upload meets a reset.
+ */
+async function startLimited(limitBytes: number): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer((request, response) => {
+    if (Number(request.headers['content-length'] ?? 0) > limitBytes) {
+      response.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
+      response.end(JSON.stringify(apiError('payload_too_large', 'request body is too large')));
+      return;
+    }
+    request.resume();
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
 /** The flat error body of API.md → Conventions. */
 function apiError(code: string, message: unknown) {
   return { code, message, details: null, hint: null };
@@ -64,6 +85,8 @@ let gateway: Gateway;
 let downGateway: Gateway;
 let controlPlane: Awaited<ReturnType<typeof startEcho>>;
 let dataPlane: Awaited<ReturnType<typeof startEcho>>;
+let limited: Awaited<ReturnType<typeof startLimited>>;
+let limitedGateway: Gateway;
 let base: string;
 
 beforeAll(async () => {
@@ -87,10 +110,12 @@ beforeAll(async () => {
     dataPlaneUrl: nowhere,
     checkHealth,
   });
+  limited = await startLimited(1024 * 1024);
+  limitedGateway = await startGateway({ host: '127.0.0.1', port: 0, controlPlaneUrl: controlPlane.url, dataPlaneUrl: limited.url, checkHealth });
 });
 
 afterAll(async () => {
-  await Promise.all([gateway?.close(), downGateway?.close(), controlPlane?.close(), dataPlane?.close()]);
+  await Promise.all([gateway?.close(), downGateway?.close(), limitedGateway?.close(), controlPlane?.close(), dataPlane?.close(), limited?.close()]);
 });
 
 const routes = [
@@ -132,6 +157,20 @@ describe('gateway routing', () => {
     const echo = (await response.json()) as Echo;
     expect(echo.bodyBytes).toBe(body.length);
     expect(echo.bodySha256).toBe(createHash('sha256').update(body).digest('hex'));
+  });
+
+  it('passes on the 413 a data plane answers before taking the body, though it then closes the connection', async () => {
+    const url = `http://127.0.0.1:${limitedGateway.port}/rest/v1/auth/signup`;
+    for (const megabytes of [2, 11, 40]) {
+      for (let i = 0; i < 5; i++) {
+        const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(megabytes * 1024 * 1024, 'x') });
+        expect([megabytes, response.status]).toEqual([megabytes, 413]);
+        expect(await response.json()).toEqual(apiError('payload_too_large', expect.any(String)));
+      }
+    }
+    // The connections left mid-body are not reused: the next request is served whole.
+    const small = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+    expect(small.status).toBe(200);
   });
 
   it('does not retry a GET the service answered 503 (the caller decides)', async () => {

@@ -5,6 +5,7 @@
  * the gateway is bounded by this hop.
  */
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Transform } from 'node:stream';
 
 /** Headers that describe one connection, not the request (RFC 9110 §7.6.1): never forwarded. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-connection']);
@@ -21,6 +22,28 @@ function withoutHopByHop(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const kept: IncomingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers)) if (!HOP_BY_HOP.has(name) && !listed.has(name)) kept[name] = value;
   return kept;
+}
+
+/** True when the request carries a body (RFC 9112 §6.3: a non-zero Content-Length, or Transfer-Encoding). */
+function hasBody(request: IncomingMessage): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * Passes each chunk of a request body on a turn later (setImmediate, after
+ * the poll phase), and none once `answered()`. A replica that answers before
+ * the whole body has come (413 for a body over its limit) closes its
+ * connection; a write after that close fails and node's client then drops
+ * the socket with the answer unread, which the gateway would report as an
+ * unreachable data plane. A turn later, that answer has been read first.
+ */
+function aTurnLater(answered: () => boolean): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      setImmediate(() => done(null, answered() ? undefined : chunk));
+    },
+  });
 }
 
 /** A round-robin proxy to the data-plane replicas. */
@@ -51,21 +74,34 @@ export function createDataPlaneProxy(upstreams: string[], prefixes: readonly str
       if (response.headersSent) response.destroy();
       else response.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(errorBody(code, message));
     };
+    let answered = false;
     const upstream = http.request({ agent, host: target.hostname, port: target.port, method: request.method, path: request.url, headers }, (answer) => {
+      answered = true;
       response.writeHead(answer.statusCode ?? 502, withoutHopByHop(answer.headers));
       answer.pipe(response);
       answer.on('error', () => response.destroy());
+      if (!request.readableEnded) {
+        // Answered before the whole body came: the rest is read only to be dropped (as node's own server
+        // does), so that the client gets to read this answer; the connection, left mid-body, is not reused.
+        request.unpipe();
+        request.resume();
+        answer.on('end', () => upstream.destroy());
+      }
     });
     upstream.setTimeout(UPSTREAM_IDLE_TIMEOUT_MS, () => {
       upstream.destroy();
       fail(504, 'gateway_timeout', 'the data plane did not answer in time');
     });
-    upstream.on('error', () => fail(503, 'service_unavailable', 'the data plane is not reachable'));
+    // Once the answer has begun, its own stream says whether it arrived whole (a failed write of the rest of the body does not matter).
+    upstream.on('error', () => {
+      if (!answered) fail(503, 'service_unavailable', 'the data plane is not reachable');
+    });
     // A client that goes away takes its upstream request with it.
     response.on('close', () => {
       if (!response.writableFinished) upstream.destroy();
     });
-    request.pipe(upstream);
+    if (hasBody(request)) request.pipe(aTurnLater(() => answered)).pipe(upstream);
+    else request.pipe(upstream);
   };
 
   return { serves, forward, close: () => agent.destroy() };
