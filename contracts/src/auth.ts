@@ -2,11 +2,19 @@
  * End-user auth (API.md → End-user auth): request bodies as TypeBox schemas,
  * the session and user shapes, and the access-token claims.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type StringOptions } from '@sinclair/typebox';
 
-const Email = Type.String({ maxLength: 320 });
-const Password = Type.String({ maxLength: 1024 });
-const Name = Type.String({ maxLength: 200 });
+/**
+ * The one string of every auth body: no NUL character, which PostgreSQL
+ * cannot store in text or jsonb (22021/22P05 would be a 500), so it is a
+ * 400 `invalid_request` at validation, whichever endpoint and field.
+ */
+const NO_NUL = '^[^\\x00]*$';
+const Text = (options: StringOptions & { maxLength: number }) => Type.String({ pattern: NO_NUL, ...options });
+
+const Email = Text({ maxLength: 320 });
+const Password = Text({ maxLength: 1024 });
+const Name = Text({ maxLength: 200 });
 
 export const EndUserSignupBody = Type.Object(
   { email: Email, password: Password, firstName: Type.Optional(Name), lastName: Type.Optional(Name), username: Type.Optional(Name) },
@@ -17,7 +25,7 @@ export type EndUserSignupBody = Static<typeof EndUserSignupBody>;
 export const EndUserSigninBody = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
 export type EndUserSigninBody = Static<typeof EndUserSigninBody>;
 
-export const EndUserRefreshBody = Type.Object({ refreshToken: Type.String({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
+export const EndUserRefreshBody = Type.Object({ refreshToken: Text({ minLength: 1, maxLength: 512 }) }, { additionalProperties: false });
 
 export const EndUserLogoutBody = Type.Object({ scope: Type.Optional(Type.Union([Type.Literal('local'), Type.Literal('global')])) }, { additionalProperties: false });
 
@@ -58,16 +66,17 @@ export interface AccessTokenClaims {
   ref: string;
 }
 
-export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** local@domain.tld, without spaces or control characters. */
+export const EMAIL_PATTERN = /^[^\s@\x00-\x1f\x7f]+@[^\s@\x00-\x1f\x7f]+\.[^\s@\x00-\x1f\x7f]+$/;
 
-const Otp = Type.String({ minLength: 1, maxLength: 32 });
+const Otp = Text({ minLength: 1, maxLength: 32 });
 
 export const EmailOnlyBody = Type.Object({ email: Email }, { additionalProperties: false });
 export const ResendBody = Type.Object({ email: Email, type: Type.Union([Type.Literal('signup'), Type.Literal('email_change')]) }, { additionalProperties: false });
 export const VerifyCodeBody = Type.Object({ otp: Otp, email: Type.Optional(Email) }, { additionalProperties: false });
 export const ResetPasswordBody = Type.Object({ otp: Otp, newPassword: Password, email: Type.Optional(Email) }, { additionalProperties: false });
 
-const HttpUrl = Type.String({ maxLength: 2048, pattern: '^https?://[^\\s]+$' });
+const HttpUrl = Text({ maxLength: 2048, pattern: '^https?://[^\\s\\x00]+$' });
 
 /** A project's SMTP server as events carry it: the URL (it holds credentials) sealed. */
 export interface StoredSmtp {
@@ -124,7 +133,7 @@ export const UpdateAuthSettingsBody = Type.Object(
     smtp: Type.Optional(
       Type.Union([
         Type.Object(
-          { url: Type.String({ maxLength: 2048, pattern: '^smtps?://[^\\s]+$' }), from: Type.String({ minLength: 3, maxLength: 320, pattern: '@' }) },
+          { url: Text({ maxLength: 2048, pattern: '^smtps?://[^\\s\\x00]+$' }), from: Text({ minLength: 3, maxLength: 320, pattern: '^[^\\x00]*@[^\\x00]*$' }) },
           { additionalProperties: false },
         ),
         Type.Null(),
@@ -144,12 +153,12 @@ export type UpdateMeBody = Static<typeof UpdateMeBody>;
 
 export const ChangeEmailBody = Type.Object({ newEmail: Email }, { additionalProperties: false });
 export const OtpOnlyBody = Type.Object({ otp: Otp }, { additionalProperties: false });
-export const InviteBody = Type.Object({ email: Email, redirectTo: Type.Optional(Type.String({ maxLength: 2048 })) }, { additionalProperties: false });
+export const InviteBody = Type.Object({ email: Email, redirectTo: Type.Optional(Text({ maxLength: 2048 })) }, { additionalProperties: false });
 
 /** Operators' users API (`/api/projects/:id/auth/users`). */
 export const ListEndUsersQuery = Type.Object(
   {
-    search: Type.Optional(Type.String({ maxLength: 320 })),
+    search: Type.Optional(Text({ maxLength: 320 })),
     limit: Type.Optional(Type.String({ pattern: '^\\d{1,4}$' })),
     offset: Type.Optional(Type.String({ pattern: '^\\d{1,9}$' })),
   },
