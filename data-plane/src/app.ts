@@ -39,10 +39,13 @@ export interface DataPlaneDependencies {
   log: Logger;
 }
 
+/** The largest JSON body taken (uploads stream past it). */
+const BODY_LIMIT = 10 * 1024 * 1024;
+
 export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
   // Request lines are logged at info by Fastify; the hot path keeps only warnings.
   // The gateway in front appends the client's address to X-Forwarded-For; it is the proxy we trust.
-  const app = Fastify({ loggerInstance: deps.log.child({}, { level: 'warn' }) as FastifyBaseLogger, bodyLimit: 10 * 1024 * 1024, trustProxy: 'loopback' });
+  const app = Fastify({ loggerInstance: deps.log.child({}, { level: 'warn' }) as FastifyBaseLogger, bodyLimit: BODY_LIMIT, trustProxy: 'loopback' });
 
   app.get('/healthz', async (_request, reply) => {
     if (!deps.directory.ready) return reply.status(503).send({ status: 'unavailable', pid: process.pid });
@@ -76,6 +79,8 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
     if (error instanceof RateLimitedError) void reply.header('retry-after', String(error.retryAfterSeconds));
     if (error instanceof ApiError) return reply.status(error.status).send(error.toBody());
     const status = (error as { statusCode?: number }).statusCode;
+    // Fastify refuses a body over bodyLimit (FST_ERR_CTP_BODY_TOO_LARGE) before any handler sees it.
+    if (status === 413) return reply.status(413).send(new ApiError(413, 'payload_too_large', `request body exceeds ${BODY_LIMIT} bytes`, { maxBytes: BODY_LIMIT }).toBody());
     if (status && status < 500) {
       const invalidJson = /JSON/i.test((error as Error).message);
       return reply.status(status).send(new ApiError(status, invalidJson ? 'invalid_json' : 'invalid_request', invalidJson ? 'request body is not valid JSON' : 'invalid request').toBody());
