@@ -173,8 +173,10 @@ export async function findUser(tx: SqlClient, id: string): Promise<StoredUser | 
   return rows[0] && toUser(rows[0]);
 }
 
-export async function touchSignIn(tx: SqlClient, userId: string): Promise<void> {
-  await tx.query('update auth.users set last_sign_in_at = now() where id = $1', [userId]);
+/** Records a sign-in; answers the user as it now is (undefined: no such user), so the session shows this sign-in. */
+export async function touchSignIn(tx: SqlClient, userId: string): Promise<StoredUser | undefined> {
+  const { rows } = await tx.query<UserRow>(`update auth.users set last_sign_in_at = now() where id = $1 returning ${USER}`, [userId]);
+  return rows[0] && toUser(rows[0]);
 }
 
 /** Where a new session starts: its id and its first refresh token's hash, both made by the caller (the token names its session). */

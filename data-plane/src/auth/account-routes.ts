@@ -8,7 +8,7 @@ import { ApiError, ChangeEmailBody, InviteBody, OtpOnlyBody, UpdateMeBody, valid
 import * as store from '@baseplane/contracts/user-directory';
 import type { DirectoryEntry } from '../directory/project-directory';
 import { resolveProject } from '../http/resolve-project';
-import { checkEmail, checkPassword } from './auth-routes';
+import { checkPassword, normalEmail } from './auth-routes';
 import { issueLimits, limit, mailCode, redeem, verifyLimits } from './code-flow';
 import type { AuthDependencies } from './dependencies';
 import { hashPassword } from './passwords';
@@ -48,8 +48,7 @@ async function updateMe(deps: AuthDependencies, request: FastifyRequest) {
 /** Sends a code to the new address; the email changes only when that code comes back. */
 async function changeEmail(deps: AuthDependencies, request: FastifyRequest) {
   const { project, claims } = await authenticate(deps, request);
-  const { newEmail } = validate(ChangeEmailBody, request.body);
-  checkEmail(newEmail);
+  const newEmail = normalEmail(validate(ChangeEmailBody, request.body).newEmail);
   await limit(deps, project, issueLimits(request, 'email_change', newEmail));
   await deps.tenants.transaction(project.projectId, async (tx) => {
     const holder = await store.findUserByEmail(tx, newEmail);
@@ -112,8 +111,8 @@ function checkRedirect(project: DirectoryEntry, redirectTo: string): void {
 async function invite(deps: AuthDependencies, request: FastifyRequest) {
   const { project, kind } = resolveProject(deps.directory, request);
   if (kind !== 'service') throw new ApiError(403, 'service_key_required', 'inviting users needs the service key');
-  const { email, redirectTo } = validate(InviteBody, request.body);
-  checkEmail(email);
+  const { email: typed, redirectTo } = validate(InviteBody, request.body);
+  const email = normalEmail(typed);
   if (redirectTo !== undefined) checkRedirect(project, redirectTo);
   const user = await deps.tenants.transaction(project.projectId, async (tx) => {
     const user = await store.createPasswordlessUser(tx, email);

@@ -53,8 +53,13 @@ export function checkPassword(project: DirectoryEntry, password: string): void {
   if (password.length < min) throw new ApiError(400, 'weak_password', `password must have at least ${min} characters`);
 }
 
-export function checkEmail(email: string): void {
+/**
+ * An address as it is stored: checked, and lowercased as GoTrue stores them
+ * (lookups ignore case, so rows written as typed before keep working).
+ */
+export function normalEmail(email: string): string {
   if (!EMAIL_PATTERN.test(email)) throw new ApiError(400, 'invalid_email', 'invalid email address');
+  return email.toLowerCase();
 }
 
 const notVerified = () => new ApiError(403, 'email_not_verified', 'confirm your email address first', null, 'enter the code sent at sign-up through POST /auth/verify-email');
@@ -64,13 +69,13 @@ async function signup(deps: AuthDependencies, request: FastifyRequest): Promise<
   const body = validate(EndUserSignupBody, request.body);
   const settings = project.authSettings;
   if (!settings.allowSignups) throw new ApiError(403, 'signups_disabled', 'this project does not take sign-ups');
-  checkEmail(body.email);
+  const email = normalEmail(body.email);
   checkPassword(project, body.password);
-  if (settings.requireEmailVerification) await limit(deps, project, issueLimits(request, 'signup', body.email));
+  if (settings.requireEmailVerification) await limit(deps, project, issueLimits(request, 'signup', email));
   const passwordHash = await hashPassword(body.password);
   const { password: _, ...profile } = body;
   const { user, sessionId, refreshToken } = await deps.tenants.transaction(project.projectId, async (tx) => {
-    const user = await store.createUser(tx, { ...profile, passwordHash, signingIn: true });
+    const user = await store.createUser(tx, { ...profile, email, passwordHash, signingIn: true });
     // The code goes out before the user is committed: a mail server that refuses undoes the sign-up.
     if (settings.requireEmailVerification) {
       await mailCode(deps, project, 'signup', user.email, await deps.codes.issue(tx, project.projectId, 'signup', user.email, user.id, settings.otpTtl));
@@ -87,11 +92,13 @@ async function signin(deps: AuthDependencies, request: FastifyRequest): Promise<
   // Same answer, same work, for an unknown email and a wrong password.
   if (!(await verifyPassword(found?.passwordHash, body.password)) || !found) throw new ApiError(400, 'invalid_credentials', 'invalid email or password');
   if (project.authSettings.requireEmailVerification && !found.emailVerified) throw notVerified();
-  const { sessionId, refreshToken } = await deps.tenants.transaction(project.projectId, async (tx) => {
-    await store.touchSignIn(tx, found.id);
-    return openSession(deps, tx, project, found.id);
+  const { user, sessionId, refreshToken } = await deps.tenants.transaction(project.projectId, async (tx) => {
+    // The session answers the user as this sign-in leaves them (its lastSignInAt).
+    const user = await store.touchSignIn(tx, found.id);
+    if (!user) throw new ApiError(400, 'invalid_credentials', 'invalid email or password');
+    return { user, ...(await openSession(deps, tx, project, user.id)) };
   });
-  return newSession(deps, project, found, sessionId, refreshToken);
+  return newSession(deps, project, user, sessionId, refreshToken);
 }
 
 async function refresh(deps: AuthDependencies, request: FastifyRequest): Promise<EndUserSession> {
@@ -119,7 +126,7 @@ async function refresh(deps: AuthDependencies, request: FastifyRequest): Promise
 }
 
 async function me(deps: AuthDependencies, request: FastifyRequest) {
-  return store.publicUser((await authenticate(deps, request)).user);
+  return store.publicUser((await authenticate(deps, request, { tokenAlone: true })).user);
 }
 
 async function logout(deps: AuthDependencies, request: FastifyRequest): Promise<void> {

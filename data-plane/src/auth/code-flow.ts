@@ -44,13 +44,28 @@ export async function mailCode(deps: AuthDependencies, project: DirectoryEntry, 
 }
 
 /**
- * Issues a code and mails it in one transaction: a mail server that refuses
- * is a 503 and the code is not kept, never a silent success.
+ * Issues a code and mails it after the answer has gone, for the answers that
+ * must not tell whether an address has an account (forgot-password, resend,
+ * a magic link to an existing user): a known and an unknown address then
+ * take the same path and the same time, and a mail server that refuses
+ * cannot show as a 503 that only known addresses get. The code is committed
+ * before the mail goes (so it works as soon as it arrives) and withdrawn if
+ * the mail fails; the failure is logged, never with the code or the address.
  */
-export function sendCode(deps: AuthDependencies, project: DirectoryEntry, purpose: CodePurpose, email: string, userId: string | null): Promise<void> {
-  return deps.tenants.transaction(project.projectId, async (tx) => {
-    const code = await deps.codes.issue(tx, project.projectId, purpose, email, userId, project.authSettings.otpTtl);
-    await mailCode(deps, project, purpose, email, code);
+export function sendCodeAfterAnswer(deps: AuthDependencies, project: DirectoryEntry, purpose: CodePurpose, email: string, userId: string): void {
+  setImmediate(() => {
+    void (async () => {
+      const code = await deps.tenants.transaction(project.projectId, (tx) => deps.codes.issue(tx, project.projectId, purpose, email, userId, project.authSettings.otpTtl));
+      try {
+        await mailCode(deps, project, purpose, email, code);
+      } catch (error) {
+        await deps.tenants.transaction(project.projectId, (tx) => deps.codes.withdraw(tx, project.projectId, purpose, code));
+        throw error;
+      }
+    })().catch((error: unknown) => {
+      const failure = error as { code?: string; details?: unknown; cause?: unknown };
+      deps.log.error({ err: failure.cause ?? error, code: failure.code, details: failure.details, projectId: project.projectId, purpose }, 'a code email sent after the answer failed; the code is withdrawn');
+    });
   });
 }
 

@@ -2,14 +2,15 @@
  * The `/rest/v1/auth` flows that go through an emailed code: verify-email
  * (and resend), password reset, magic links. Issuing and verifying are rate
  * limited per address and per client IP; answers never tell whether an
- * address has an account.
+ * address has an account, neither by their content nor by their time (the
+ * codes to existing accounts are mailed after answering).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { EmailOnlyBody, ResendBody, ResetPasswordBody, VerifyCodeBody, validate, type EndUserSession } from '@baseplane/contracts';
 import * as store from '@baseplane/contracts/user-directory';
 import { resolveProject } from '../http/resolve-project';
-import { checkEmail, checkPassword, newSession, openSession } from './auth-routes';
-import { issueLimits, limit, otpInvalid, redeem, sendCode, verifyLimits } from './code-flow';
+import { checkPassword, newSession, normalEmail, openSession } from './auth-routes';
+import { issueLimits, limit, mailCode, otpInvalid, redeem, sendCodeAfterAnswer, verifyLimits } from './code-flow';
 import type { AuthDependencies } from './dependencies';
 import { hashPassword } from './passwords';
 import { authenticate } from './session-guard';
@@ -29,12 +30,13 @@ async function resend(deps: AuthDependencies, request: FastifyRequest) {
   const { project } = resolveProject(deps.directory, request);
   const { email, type } = validate(ResendBody, request.body);
   await limit(deps, project, issueLimits(request, type, email));
-  const userId = await deps.tenants.transaction(project.projectId, async (tx) => {
-    if (type === 'email_change') return deps.codes.pendingFor(tx, 'email_change', email);
+  const recipient = await deps.tenants.transaction(project.projectId, async (tx) => {
+    // Only a change still pending to this very address: a superseded or completed one gets nothing, and the live one is not disturbed.
+    if (type === 'email_change') return deps.codes.pendingEmailChange(tx, email);
     const user = await store.findUserByEmail(tx, email);
-    return user && !user.emailVerified ? user.id : null;
+    return user && !user.emailVerified ? { userId: user.id, email: user.email } : null;
   });
-  if (userId) await sendCode(deps, project, type, email, userId);
+  if (recipient) sendCodeAfterAnswer(deps, project, type, recipient.email, recipient.userId);
   return SENT;
 }
 
@@ -59,7 +61,7 @@ async function forgotPassword(deps: AuthDependencies, request: FastifyRequest) {
   const { email } = validate(EmailOnlyBody, request.body);
   await limit(deps, project, issueLimits(request, 'recovery', email));
   const user = await deps.tenants.transaction(project.projectId, (tx) => store.findUserByEmail(tx, email));
-  if (user) await sendCode(deps, project, 'recovery', user.email, user.id);
+  if (user) sendCodeAfterAnswer(deps, project, 'recovery', user.email, user.id);
   return SENT;
 }
 
@@ -72,6 +74,8 @@ async function resetPassword(deps: AuthDependencies, request: FastifyRequest) {
   const passwordHash = await hashPassword(newPassword);
   await deps.tenants.transaction(project.projectId, async (tx) => {
     if (!code.userId) throw otpInvalid();
+    // The code reached the address, so the address is verified (as GoTrue's recovery does).
+    await store.markEmailVerified(tx, code.userId);
     await store.setPassword(tx, code.userId, passwordHash);
     // A reset is what someone does whose password leaked: every session ends.
     await store.revokeAllSessions(tx, code.userId);
@@ -79,19 +83,26 @@ async function resetPassword(deps: AuthDependencies, request: FastifyRequest) {
   return { message: 'password changed; sign in again' };
 }
 
-/** Mails a sign-in code; an unknown address becomes a user only while the project takes sign-ups. */
+/**
+ * Mails a sign-in code; an unknown address becomes a user only while the
+ * project takes sign-ups, and only if its code is mailed (a mail server that
+ * refuses is a 503 and undoes the user, as at sign-up). An existing user's
+ * code goes out after the answer: with sign-ups closed, a known and an
+ * unknown address get the same answer in the same time.
+ */
 async function magicLink(deps: AuthDependencies, request: FastifyRequest) {
   const { project } = resolveProject(deps.directory, request);
-  const { email } = validate(EmailOnlyBody, request.body);
-  checkEmail(email);
+  const email = normalEmail(validate(EmailOnlyBody, request.body).email);
   await limit(deps, project, issueLimits(request, 'magiclink', email));
-  const user = await deps.tenants.transaction(project.projectId, async (tx) => {
-    const found = await store.findUserByEmail(tx, email);
-    if (found || !project.authSettings.allowSignups) return found;
-    return store.createPasswordlessUser(tx, email);
-  });
-  // With sign-ups closed an unknown address gets the same answer and no mail: nothing tells it apart.
-  if (user) await sendCode(deps, project, 'magiclink', user.email, user.id);
+  const found = await deps.tenants.transaction(project.projectId, (tx) => store.findUserByEmail(tx, email));
+  if (found) {
+    sendCodeAfterAnswer(deps, project, 'magiclink', found.email, found.id);
+  } else if (project.authSettings.allowSignups) {
+    await deps.tenants.transaction(project.projectId, async (tx) => {
+      const user = await store.createPasswordlessUser(tx, email);
+      await mailCode(deps, project, 'magiclink', user.email, await deps.codes.issue(tx, project.projectId, 'magiclink', user.email, user.id, project.authSettings.otpTtl));
+    });
+  }
   return SENT;
 }
 
@@ -104,8 +115,10 @@ async function verifyMagicLink(deps: AuthDependencies, request: FastifyRequest):
   const { user, sessionId, refreshToken } = await deps.tenants.transaction(project.projectId, async (tx) => {
     if (!code.userId) throw otpInvalid();
     // The code reached the address, so the address is verified.
-    const user = await store.markEmailVerified(tx, code.userId);
-    await store.touchSignIn(tx, user.id);
+    await store.markEmailVerified(tx, code.userId);
+    // The session answers the user as this sign-in leaves them (its lastSignInAt).
+    const user = await store.touchSignIn(tx, code.userId);
+    if (!user) throw otpInvalid();
     return { user, ...(await openSession(deps, tx, project, user.id)) };
   });
   return newSession(deps, project, user, sessionId, refreshToken);

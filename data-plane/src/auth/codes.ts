@@ -55,6 +55,11 @@ export class CodeBook {
     throw new ApiError(503, 'service_unavailable', 'could not issue a code; try again');
   }
 
+  /** Retires a code that never reached its address (its mail failed). */
+  async withdraw(tx: PoolClient, projectId: string, purpose: CodePurpose, code: string): Promise<void> {
+    await tx.query('update auth.one_time_codes set used_at = now() where used_at is null and purpose = $1 and code_hash = $2', [purpose, this.hash(projectId, code)]);
+  }
+
   /**
    * Spends a code of one of `purposes`. With an owner (an address, or the
    * signed-in user), a wrong code counts against that owner's live code
@@ -87,13 +92,22 @@ export class CodeBook {
     return { email: code.email, userId: code.user_id };
   }
 
-  /** The user a code of `purpose` was last issued to at `email` (a pending email change), if any. */
-  async pendingFor(tx: PoolClient, purpose: CodePurpose, email: string): Promise<string | null> {
-    const { rows } = await tx.query<{ user_id: string }>(
-      `select user_id from auth.one_time_codes where purpose = $1 and lower(email) = lower($2) and user_id is not null
-       order by created_at desc limit 1`,
-      [purpose, email],
+  /**
+   * The email change pending to `email`, if any: a user whose latest change
+   * asked is to that address and has not completed (their email is not yet
+   * it). Its code may have expired or been burned (the change stays pending,
+   * as GoTrue's `email_change` does); a change the user has since replaced
+   * by another, or completed, is not pending.
+   */
+  async pendingEmailChange(tx: PoolClient, email: string): Promise<{ userId: string; email: string } | null> {
+    const { rows } = await tx.query<{ user_id: string; email: string }>(
+      `select c.user_id, c.email from auth.one_time_codes c join auth.users u on u.id = c.user_id
+       where c.purpose = 'email_change' and lower(c.email) = lower($1) and lower(u.email) <> lower(c.email)
+         and c.id = (select o.id from auth.one_time_codes o where o.purpose = 'email_change' and o.user_id = c.user_id
+                     order by o.created_at desc, o.id desc limit 1)
+       order by c.created_at desc limit 1`,
+      [email],
     );
-    return rows[0]?.user_id ?? null;
+    return rows[0] ? { userId: rows[0].user_id, email: rows[0].email } : null;
   }
 }

@@ -1,4 +1,5 @@
 /** What every `/rest/v1/auth` handler works with. */
+import type { Logger } from 'pino';
 import type { ProjectDirectory } from '../directory/project-directory';
 import type { ProjectMailers } from '../mail/project-mailers';
 import type { OwnerPools } from '../tenants/owner-pools';
@@ -13,4 +14,6 @@ export interface AuthDependencies {
   codes: CodeBook;
   refreshTokens: RefreshTokens;
   mailers: ProjectMailers;
+  /** Where a code mailed after the answer reports a failure (nobody else is left to hear it). */
+  log: Logger;
 }

@@ -1,8 +1,7 @@
 /**
  * Who is signed in on an auth request: the verified access token of a live
- * session. The project comes from the apikey when one is sent (the token must
- * then be of that project), else from the token's `ref` claim — `GET /me`
- * takes the token alone.
+ * session of the project the apikey names. Only `GET /me` takes the token
+ * alone (spec §4.2); without the apikey its project is the token's `ref` claim.
  */
 import type { FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
@@ -19,11 +18,18 @@ export interface SignedIn {
   user: store.StoredUser;
 }
 
-export async function authenticate(deps: AuthDependencies, request: FastifyRequest): Promise<SignedIn> {
+export interface AuthenticateOptions {
+  /** True for `GET /me` alone: the apikey may be left out. */
+  tokenAlone?: boolean;
+}
+
+export async function authenticate(deps: AuthDependencies, request: FastifyRequest, options: AuthenticateOptions = {}): Promise<SignedIn> {
+  // The apikey first, as on every other endpoint: its absence is 401 missing_api_key whatever else is sent.
+  const keyed = options.tokenAlone && !apiKeyOf(request) ? undefined : resolveProject(deps.directory, request).project;
   const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
   if (!match) throw new ApiError(401, 'no_session', 'Authorization: Bearer <access token> is required');
   const token = match[1]!;
-  const project = apiKeyOf(request) ? resolveProject(deps.directory, request).project : projectOfToken(deps.directory, token);
+  const project = keyed ?? projectOfToken(deps.directory, token);
   const claims = await deps.tokens.verify(project, token);
   const user = await deps.tenants.quick(project.projectId, (db) => store.findSessionUser(db, claims.session_id, claims.sub));
   if (!user) throw new ApiError(401, 'invalid_token', 'the session of this token has ended');
