@@ -61,6 +61,8 @@ describe('PATCH /me', () => {
       { name: 'a weak password is 400 weak_password', method: 'PATCH', url: '/rest/v1/auth/me', headers: () => withToken(token), body: { password: 'short' }, expectedStatus: 400, expectedContent: ['weak_password'] },
       { name: 'an unknown field is 400', method: 'PATCH', url: '/rest/v1/auth/me', headers: () => withToken(token), body: { email: 'x@example.com' }, expectedStatus: 400 },
       { name: 'the token with another project’s key is 401', method: 'PATCH', url: '/rest/v1/auth/me', headers: () => ({ apikey: other.anonKey, ...bearer(token) }), body: { firstName: 'x' }, expectedStatus: 401, expectedContent: ['invalid_token'] },
+      // Spec §4.2: only GET /me takes the token without the apikey.
+      { name: 'the token without the apikey is 401 missing_api_key', method: 'PATCH', url: '/rest/v1/auth/me', headers: () => bearer(token), body: { firstName: 'x' }, expectedStatus: 401, expectedContent: ['missing_api_key'] },
     ]);
   });
 });
@@ -141,6 +143,42 @@ describe('change-email', () => {
     expect((await call('POST', '/rest/v1/auth/resend', { headers: anon(), body: { email: next, type: 'email_change' } })).status).toBe(200);
     const fresh = await codeFor(operator.token, next, { after: 1 });
     expect((await call('POST', '/rest/v1/auth/change-email/verify', { headers: withToken(user.accessToken), body: { otp: fresh } })).status).toBe(200);
+  });
+
+  it('resends nothing for an address the user has moved on from, and leaves their pending change alone', async () => {
+    const user = await signUp();
+    const [first, second] = [address(), address()];
+    expect((await call('POST', '/rest/v1/auth/change-email', { headers: withToken(user.accessToken), body: { newEmail: first } })).status).toBe(200);
+    await codeFor(operator.token, first);
+    expect((await call('POST', '/rest/v1/auth/change-email', { headers: withToken(user.accessToken), body: { newEmail: second } })).status).toBe(200);
+    const otp = await codeFor(operator.token, second);
+    // Anyone with the anon key may ask; the answer is the same whatever it does.
+    const resent = await call('POST', '/rest/v1/auth/resend', { headers: anon(), body: { email: first, type: 'email_change' } });
+    expect(resent.status).toBe(200);
+    const verified = await call('POST', '/rest/v1/auth/change-email/verify', { headers: withToken(user.accessToken), body: { otp } });
+    expect(verified.status, verified.text).toBe(200);
+    expect(verified.body.user.email).toBe(second);
+    expect(await inbox(operator.token, first)).toHaveLength(1);
+  });
+
+  it('resends nothing once the change is done', async () => {
+    const user = await signUp();
+    const next = address();
+    await call('POST', '/rest/v1/auth/change-email', { headers: withToken(user.accessToken), body: { newEmail: next } });
+    const otp = await codeFor(operator.token, next);
+    expect((await call('POST', '/rest/v1/auth/change-email/verify', { headers: withToken(user.accessToken), body: { otp } })).status).toBe(200);
+    expect((await call('POST', '/rest/v1/auth/resend', { headers: anon(), body: { email: next, type: 'email_change' } })).status).toBe(200);
+    // A resend that did go out arrives within this, as the pending change's resend above does.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await inbox(operator.token, next)).toHaveLength(1);
+  });
+
+  it('stores the new address lowercased', async () => {
+    const user = await signUp();
+    const next = `Next-${randomUUID()}@Example.com`;
+    await call('POST', '/rest/v1/auth/change-email', { headers: withToken(user.accessToken), body: { newEmail: next } });
+    const verified = await call('POST', '/rest/v1/auth/change-email/verify', { headers: withToken(user.accessToken), body: { otp: await codeFor(operator.token, next) } });
+    expect(verified.body.user.email).toBe(next.toLowerCase());
   });
 
   it('refuses a bad address before sending anything', async () => {

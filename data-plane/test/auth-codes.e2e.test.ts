@@ -1,7 +1,8 @@
 /**
  * The emailed-code flows end to end: codes go out through the real SMTP dev
  * inbox and are read back from it; verify-email, password reset, magic links;
- * expiry, five wrong tries, reuse, rate limits; codes stored hashed, never logged.
+ * expiry, five wrong tries, reuse, rate limits; answers that take as long for
+ * an unknown address as for a known one; codes stored hashed, never logged.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -10,6 +11,7 @@ import { expect, describe, it, beforeAll, afterAll, inject } from 'vitest';
 import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
 import { codeFor as readCode, inbox } from '../../deploy/test/inbox';
+import { expectSameTime, someIp } from './auth-timing';
 
 let operator: Operator;
 let project: ProjectAnswer;
@@ -97,6 +99,14 @@ describe('verify-email', () => {
     const fresh = await call('POST', '/rest/v1/auth/verify-email', { headers: key(), body: { otp: await codeFor(email, before), email } });
     expect(fresh.status).toBe(200);
   });
+
+  it('resends to an unverified user in the time it answers an unknown address (the mail goes after the answer)', async () => {
+    const known: string[] = [];
+    for (let i = 0; i < 11; i++) known.push((await signUp(address())).user.email);
+    const resend = (email: string) => call('POST', '/rest/v1/auth/resend', { headers: key({ 'x-forwarded-for': someIp() }), body: { email, type: 'signup' } });
+    await expectSameTime((i) => resend(known[i]!), () => resend(address()));
+    expect(await codeFor(known[10]!)).toMatch(/^\d{6}$/);
+  });
 });
 
 describe('password reset', () => {
@@ -125,6 +135,24 @@ describe('password reset', () => {
     expect(await inboxSize(nobody)).toBe(0);
   });
 
+  it('answers a known address in the time it answers an unknown one (the mail goes after the answer)', async () => {
+    const known: string[] = [];
+    for (let i = 0; i < 11; i++) known.push((await signUp(address())).user.email);
+    const forgot = (email: string) => call('POST', '/rest/v1/auth/forgot-password', { headers: key({ 'x-forwarded-for': someIp() }), body: { email } });
+    await expectSameTime((i) => forgot(known[i]!), () => forgot(address()));
+    expect(await codeFor(known[10]!)).toMatch(/^\d{6}$/);
+  });
+
+  it('verifies the address: the code reached it', async () => {
+    const email = address();
+    expect((await signUp(email)).user.emailVerified).toBe(false);
+    await call('POST', '/rest/v1/auth/forgot-password', { headers: key(), body: { email } });
+    const otp = await codeFor(email);
+    expect((await call('POST', '/rest/v1/auth/reset-password', { headers: key(), body: { otp, email, newPassword: 'a brand new password' } })).status).toBe(200);
+    const signedIn = await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email, password: 'a brand new password' } });
+    expect(signedIn.body.user.emailVerified).toBe(true);
+  });
+
   it('refuses a weak new password before spending the code', async () => {
     const answer = await call('POST', '/rest/v1/auth/reset-password', { headers: key(), body: { otp: '123456', newPassword: 'short' } });
     expect(answer.status).toBe(400);
@@ -142,6 +170,15 @@ describe('magic links', () => {
     expect(session.body).toMatchObject({ tokenType: 'bearer', user: { email, emailVerified: true, providers: [] } });
     expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(session.body.accessToken) })).body.email).toBe(email);
     expect((await call('POST', '/rest/v1/auth/magic-link/verify', { headers: key(), body: { otp, email } })).status).toBe(422);
+  });
+
+  it('answers the session of the sign-in it makes: its lastSignInAt, as GET /me then shows it', async () => {
+    const email = address();
+    await call('POST', '/rest/v1/auth/magic-link', { headers: key(), body: { email } });
+    const session = await call('POST', '/rest/v1/auth/magic-link/verify', { headers: key(), body: { otp: await codeFor(email), email } });
+    expect(session.status, session.text).toBe(200);
+    expect(session.body.user.lastSignInAt).not.toBeNull();
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(session.body.accessToken) })).body.lastSignInAt).toBe(session.body.user.lastSignInAt);
   });
 
   it('keeps only the newest code of an address alive', async () => {

@@ -1,7 +1,8 @@
 /**
  * End-user sign-up, sign-in, refresh, me and logout over HTTP: ES256 tokens
  * of the project's own key, refresh tokens spent on use (a reuse revokes the
- * session), and every refusal in the API.md error shape.
+ * session), emails stored lowercased, and every refusal in the API.md error
+ * shape (a NUL character or an oversized body included, on every endpoint).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
@@ -13,6 +14,8 @@ import { call, createProject, scenarios, signUpOperator, type ProjectAnswer } fr
 let project: ProjectAnswer;
 let other: ProjectAnswer;
 const email = `Ada-${randomUUID()}@Example.com`;
+/** As it is stored, and answered: lowercased, as GoTrue does. */
+const stored = email.toLowerCase();
 const password = 'correct horse battery';
 const key = () => ({ apikey: project.anonKey });
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -23,34 +26,55 @@ beforeAll(async () => {
 });
 
 describe('sign-up and sign-in', () => {
-  let session: { accessToken: string; refreshToken: string; user: { id: string } };
+  let session: { accessToken: string; refreshToken: string; user: { id: string; lastSignInAt: string } };
 
-  it('signs up: 201 with a session whose token is the project’s ES256 JWT', async () => {
+  it('signs up: 201 with a session whose token is the project’s ES256 JWT, the email lowercased', async () => {
     const answer = await call('POST', '/rest/v1/auth/signup', { headers: key(), body: { email, password, firstName: 'Ada', lastName: 'Lovelace' } });
     expect(answer.status, answer.text).toBe(201);
-    expect(answer.body).toMatchObject({ expiresIn: 3600, tokenType: 'bearer', user: { email, firstName: 'Ada', lastName: 'Lovelace', emailVerified: false, providers: ['email'] } });
+    expect(answer.body).toMatchObject({ expiresIn: 3600, tokenType: 'bearer', user: { email: stored, firstName: 'Ada', lastName: 'Lovelace', emailVerified: false, providers: ['email'] } });
     expect(answer.text).not.toMatch(/argon2|password/i);
     session = answer.body;
     const jwks = await call('GET', '/rest/v1/auth/.well-known/jwks.json', { headers: key() });
     expect(decodeProtectedHeader(session.accessToken)).toMatchObject({ alg: 'ES256', kid: jwks.body.keys[0].kid });
     const claims = decodeJwt(session.accessToken);
-    expect(claims).toMatchObject({ sub: session.user.id, role: 'authenticated', aud: 'authenticated', email, email_verified: false, ref: project.id, session_id: expect.any(String) });
+    expect(claims).toMatchObject({ sub: session.user.id, role: 'authenticated', aud: 'authenticated', email: stored, email_verified: false, ref: project.id, session_id: expect.any(String) });
     expect(claims.exp! - claims.iat!).toBe(3600);
   });
 
   it('answers GET /me for the Bearer token alone, and with the apikey', async () => {
     const alone = await call('GET', '/rest/v1/auth/me', { headers: bearer(session.accessToken) });
     expect(alone.status, alone.text).toBe(200);
-    expect(alone.body).toMatchObject({ id: session.user.id, email, username: null, emailVerified: false });
+    expect(alone.body).toMatchObject({ id: session.user.id, email: stored, username: null, emailVerified: false });
     const withKey = await call('GET', '/rest/v1/auth/me', { headers: { ...key(), ...bearer(session.accessToken) } });
     expect(withKey.body.id).toBe(session.user.id);
   });
 
   it('signs in with the email in any case', async () => {
-    const answer = await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email: email.toLowerCase(), password } });
+    const answer = await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email: email.toUpperCase(), password } });
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body.user.id).toBe(session.user.id);
     expect(answer.body.user.lastSignInAt).not.toBeNull();
+  });
+
+  it('answers the user as this sign-in leaves them: its lastSignInAt, as GET /me then shows it', async () => {
+    const answer = await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email, password } });
+    expect(answer.status, answer.text).toBe(200);
+    const me = await call('GET', '/rest/v1/auth/me', { headers: bearer(answer.body.accessToken) });
+    expect(answer.body.user.lastSignInAt).toBe(me.body.lastSignInAt);
+    expect(Date.parse(answer.body.user.lastSignInAt)).toBeGreaterThan(Date.parse(session.user.lastSignInAt));
+  });
+
+  it('still signs in a user whose email was stored as typed, and keeps it taken in any case', async () => {
+    const typed = `Old-${randomUUID()}@Example.COM`;
+    const signedUp = await call('POST', '/rest/v1/auth/signup', { headers: key(), body: { email: typed, password } });
+    expect(signedUp.status, signedUp.text).toBe(201);
+    // As rows were written before emails were lowercased.
+    await onTenant((db) => db.query('update auth.users set email = $2 where id = $1', [signedUp.body.user.id, typed]));
+    const answer = await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email: typed.toLowerCase(), password } });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.user.id).toBe(signedUp.body.user.id);
+    const again = await call('POST', '/rest/v1/auth/signup', { headers: key(), body: { email: typed.toLowerCase(), password } });
+    expect(again.body.code).toBe('user_already_exists');
   });
 
   describe('refusals', () => {
@@ -68,8 +92,62 @@ describe('sign-up and sign-in', () => {
       { name: 'me with an alg:none token is 401', method: 'GET', url: '/rest/v1/auth/me', headers: () => bearer(unsigned(session.accessToken)), expectedStatus: 401, expectedContent: ['invalid_token'] },
       { name: 'me with the token of another project’s key is 401', method: 'GET', url: '/rest/v1/auth/me', headers: () => ({ apikey: other.anonKey, ...bearer(session.accessToken) }), expectedStatus: 401, expectedContent: ['invalid_token'] },
       { name: 'me with garbage is 401', method: 'GET', url: '/rest/v1/auth/me', headers: () => bearer('not.a.jwt'), expectedStatus: 401 },
+      // Spec §4.2: every auth endpoint but GET /me requires the apikey.
+      { name: 'logout with a token but no apikey is 401 missing_api_key', method: 'POST', url: '/rest/v1/auth/logout', headers: () => bearer(session.accessToken), body: {}, expectedStatus: 401, expectedContent: ['missing_api_key'] },
+      { name: 'logout with neither is 401 missing_api_key', method: 'POST', url: '/rest/v1/auth/logout', body: {}, expectedStatus: 401, expectedContent: ['missing_api_key'] },
     ]);
+
+    it('an 11 MB body is 413 payload_too_large, through the gateway and straight to each replica', async () => {
+      const body = JSON.stringify({ email: `big-${randomUUID()}@example.com`, password: 'x'.repeat(11 * 1024 * 1024) });
+      const headers = { ...key(), 'content-type': 'application/json' };
+      const bases = [inject('baseUrl'), ...inject('servicePorts').dataPlanes.map((port) => `http://127.0.0.1:${port}`)];
+      for (const base of bases) {
+        const response = await fetch(new URL('/rest/v1/auth/signup', base), { method: 'POST', headers, body });
+        const answer = (await response.json()) as Record<string, unknown>;
+        expect([base, response.status, answer.code]).toEqual([base, 413, 'payload_too_large']);
+        expect(Object.keys(answer).sort()).toEqual(['code', 'details', 'hint', 'message']);
+      }
+    });
   });
+});
+
+describe('a NUL character in any string field', () => {
+  // PostgreSQL cannot store it (22021): the shared string type of contracts/src/auth.ts refuses it at validation, on every endpoint.
+  let token = '';
+  beforeAll(async () => {
+    const answer = await call('POST', '/rest/v1/auth/signup', { headers: key(), body: { email: `nul-${randomUUID()}@example.com`, password } });
+    expect(answer.status, answer.text).toBe(201);
+    token = answer.body.accessToken;
+  });
+  const nul = () => `nul\u0000-${randomUUID()}@example.com`;
+  const signedIn = () => ({ ...key(), ...bearer(token) });
+  const service = () => ({ apikey: project.serviceKey });
+  const rows: [string, string, string, Record<string, string> | (() => Record<string, string>), object][] = [
+    ['POST', '/signup', 'email', key, { email: nul(), password }],
+    ['POST', '/signup', 'firstName', key, { email: `nul-${randomUUID()}@example.com`, password, firstName: 'A\u0000B' }],
+    ['POST', '/signup', 'password', key, { email: `nul-${randomUUID()}@example.com`, password: `${password}\u0000` }],
+    ['POST', '/signin', 'email', key, { email: nul(), password }],
+    ['POST', '/refresh', 'refreshToken', key, { refreshToken: 'a\u0000b' }],
+    ['POST', '/forgot-password', 'email', key, { email: nul() }],
+    ['POST', '/magic-link', 'email', key, { email: nul() }],
+    ['POST', '/magic-link/verify', 'otp', key, { otp: '12345\u0000' }],
+    ['POST', '/resend', 'email', key, { email: nul(), type: 'signup' }],
+    ['POST', '/verify-email', 'email', key, { otp: '123456', email: nul() }],
+    ['POST', '/reset-password', 'newPassword', key, { otp: '123456', newPassword: 'long enough\u0000password' }],
+    ['PATCH', '/me', 'username', signedIn, { username: 'a\u0000' }],
+    ['POST', '/change-email', 'newEmail', signedIn, { newEmail: nul() }],
+    ['POST', '/change-email/verify', 'otp', signedIn, { otp: '\u0000' }],
+    ['POST', '/invite', 'email', service, { email: nul() }],
+  ];
+  scenarios(rows.map(([method, path, field, headers, body]) => ({
+    name: `${method} ${path} with one in ${field} is 400 invalid_request`,
+    method,
+    url: `/rest/v1/auth${path}`,
+    headers,
+    body,
+    expectedStatus: 400,
+    expectedContent: ['invalid_request', field],
+  })));
 });
 
 describe('browsers', () => {
