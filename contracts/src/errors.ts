@@ -15,7 +15,7 @@ export type ErrorCode =
   // 404, 405, 406 (and 300 for an ambiguous embedding)
   | 'not_found' | 'method_not_allowed' | 'not_acceptable' | 'not_single_object' | 'ambiguous_relation'
   // 409
-  | 'user_already_exists' | 'already_exists' | 'version_conflict' | 'bucket_not_empty'
+  | 'user_already_exists' | 'already_exists' | 'version_conflict' | 'bucket_not_empty' | 'last_owner'
   // 413, 415, 416, 422, 429
   | 'payload_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'otp_invalid' | 'otp_expired' | 'apply_failed' | 'rate_limited'
   // 5xx
