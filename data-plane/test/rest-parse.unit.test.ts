@@ -26,6 +26,20 @@ describe('select', () => {
     ]);
   });
 
+  it('reads quoted identifiers as relation names and hints, and casts whose type has modifiers or spaces', () => {
+    expect(parseSelect('"odd child"(note),p:"Odd Parent"!"a!b"!inner("first name")')).toEqual([
+      { kind: 'embed', relation: 'odd child', alias: undefined, hint: undefined, inner: false, children: [{ kind: 'field', name: 'note', alias: undefined, cast: undefined }] },
+      { kind: 'embed', relation: 'Odd Parent', alias: 'p', hint: 'a!b', inner: true, children: [{ kind: 'field', name: 'first name', alias: undefined, cast: undefined }] },
+    ]);
+    expect(parseSelect('"a(b)"(x)')).toMatchObject([{ kind: 'embed', relation: 'a(b)' }]);
+    expect(parseSelect('t:score::numeric(10,2),score::double precision,"x::y"::int')).toEqual([
+      { kind: 'field', name: 'score', alias: 't', cast: 'numeric(10,2)' },
+      { kind: 'field', name: 'score', alias: undefined, cast: 'double precision' },
+      { kind: 'field', name: 'x::y', alias: undefined, cast: 'int' },
+    ]);
+    for (const bad of ['""(x)', '"a"b(x)', 'a!""(x)', 'a::']) expect(() => parseSelect(bad), bad).toThrow();
+  });
+
   it('reads spreads', () => {
     expect(parseSelect('id,...authors(name)')[1]).toMatchObject({ kind: 'embed', relation: 'authors', spread: true, children: [{ kind: 'field', name: 'name' }] });
     expect(() => parseSelect('...name')).toThrow(/spread/);

@@ -110,6 +110,26 @@ describe('sql', () => {
     expect(statement.values).toEqual([['a%', 'b%'], ['1', '2']]);
   });
 
+  it('writes casts from the validated type: SQL’s keyword types unquoted, other names quoted, modifiers and arrays rebuilt', () => {
+    const casts: Array<[string, string]> = [
+      ['int', '::int'],
+      ['INTEGER', '::integer'],
+      ['bigint[]', '::bigint[]'],
+      ['boolean', '::boolean'],
+      ['double%20%20precision', '::double precision'],
+      ['numeric(%2010%20,2)', '::numeric(10,2)'],
+      ['character%20varying(20)[][]', '::character varying(20)[][]'],
+      ['timestamp(3)%20with%20time%20zone', '::timestamp(3) with time zone'],
+      ['time%20without%20time%20zone', '::time without time zone'],
+      ['text', '::"text"'],
+      ['Int8[3]', '::"int8"[3]'],
+      ['timestamptz(0)', '::"timestamptz"(0)'],
+    ];
+    for (const [cast, written] of casts) expect(sql('GET', 'posts', `select=title::${cast}`).text, cast).toContain(`_t0."title"${written} as "title"`);
+    const refused = ['int(5)', 'double%20precision(2)', 'text(3)', 'timestamp%20with%20time%20zone(3)', 'numeric(1,2,3)', 'int%20or%20true', 'x%20y', '"int"', 'int;', 'int[]x', 'in-t', 'varchar(99999)'];
+    for (const cast of refused) expect(() => plan('GET', 'posts', `select=title::${cast}`), cast).toThrow(expect.objectContaining({ status: 400, code: 'invalid_filter' }));
+  });
+
   it('quotes an alias with quotes in it as an identifier', () => {
     const statement = sql('GET', 'posts', 'select=%22a%5C%22b%22:id');
     expect(statement.text).toContain('as "a""b"');
@@ -145,6 +165,7 @@ describe('sql', () => {
     expect(statement.text).toContain('delete from public."posts" _t0 where _t0."title" = $1 and _t0.ctid = any(array(select _l0.ctid from public."posts" _l0 where _l0."title" = $2 order by _l0."id" asc limit $3))');
     expect(statement.values).toEqual(['x', 'x', 2]);
   });
+
 
   it('calls functions with named arguments', () => {
     const statement = statementFor(planRequest(parseRequest({ method: 'POST', target: 'add', rpc: true, query: '', headers: {}, body: '{"a":1,"b":2}' }), snapshot));

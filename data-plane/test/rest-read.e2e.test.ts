@@ -10,6 +10,8 @@ import { blogSchema, restProject, sql, type RestProject } from './rest-fixtures'
 let p: RestProject;
 const get = (path: string, headers: Record<string, string> = {}) => call('GET', `/rest/v1/${path}`, { headers: { ...p.anon, ...headers } });
 const ids = (rows: Array<{ id: number }>) => rows.map((r) => r.id);
+/** Spaces and double quotes of a query value, percent-encoded. */
+const quoted = (text: string) => text.replace(/ /g, '%20').replace(/"/g, '%22');
 
 beforeAll(async () => {
   p = await restProject('rest read');
@@ -36,6 +38,14 @@ describe('select', () => {
   it('renames with alias:column and casts with ::type', async () => {
     const answer = await get('posts?select=key:id,headline:title,score::text&id=eq.1');
     expect(answer.body).toEqual([{ key: 1, headline: 'Hello world', score: '10' }]);
+  });
+
+  it('casts with SQL’s own type names, unquoted as PostgREST writes them: int, integer, bigint, boolean, double precision, numeric(p,s), arrays', async () => {
+    const select = ['a:score::int', 'b:score::integer', 'c:score::bigint', 'd:published::boolean', 'e:score::double precision', 'f:score::numeric(6,2)', 'g:tags::varchar(3)[]', 'h:score::INT8'];
+    const answer = await get(`posts?select=${select.join(',').replace(/ /g, '%20')}&id=eq.1`);
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toEqual([{ a: 10, b: 10, c: 10, d: true, e: 10, f: 10, g: ['int', 'hel'], h: 10 }]);
+    expect(answer.text).toContain('"f":10.00');
   });
 
   it('embeds many-to-one as an object and one-to-many as an array', async () => {
@@ -88,6 +98,23 @@ describe('select', () => {
     const csv = await get('posts?select=id,...authors(name)&id=eq.3', { accept: 'text/csv' });
     expect(csv.text).toBe('"id","name"\n"3","Bob"');
     expect((await get('authors?select=...posts(id)')).status).toBe(400);
+  });
+
+  it('embeds tables whose names need quoting, both directions, as "name"(…)', async () => {
+    await sql(p, `
+      create table "Odd Parent" ("Id" int primary key, "first name" text);
+      create table "odd child" (id int primary key, "Parent Id" int references "Odd Parent" ("Id"), note text);
+      create policy "read" on "Odd Parent" for select using (true);
+      create policy "read" on "odd child" for select using (true);
+      insert into "Odd Parent" values (1, 'Zoë'), (2, 'Al');
+      insert into "odd child" values (10, 1, 'n1'), (11, 1, 'n2'), (12, 2, 'n3');
+    `);
+    const down = await get(`Odd%20Parent?select=${quoted('Id,"odd child"(note)')}&order=Id`);
+    expect(down.status, down.text).toBe(200);
+    expect(down.body).toEqual([{ Id: 1, 'odd child': [{ note: 'n1' }, { note: 'n2' }] }, { Id: 2, 'odd child': [{ note: 'n3' }] }]);
+    const up = await get(`odd%20child?select=${quoted('id,parent:"Odd Parent"!"odd child_Parent Id_fkey"("first name")')}&id=eq.12`);
+    expect(up.status, up.text).toBe(200);
+    expect(up.body).toEqual([{ id: 12, parent: { 'first name': 'Al' } }]);
   });
 
   it('names the foreign key with !hint', async () => {
@@ -239,6 +266,9 @@ describe('refusals', () => {
     { name: 'an unknown operator is 400', method: 'GET', url: '/rest/v1/posts?id=foo.1', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter'] },
     { name: 'a filter without operator is 400', method: 'GET', url: '/rest/v1/posts?id=1', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter'] },
     { name: 'an unrelated embedding is 400', method: 'GET', url: '/rest/v1/authors?select=comments(*)', headers: () => p.anon, expectedStatus: 400, expectedContent: ['unknown_relation'] },
+    { name: 'a cast to a type that does not exist is 400 42704', method: 'GET', url: '/rest/v1/posts?select=id::nosuchtype', headers: () => p.anon, expectedStatus: 400, expectedContent: ['42704'] },
+    { name: 'a cast outside the type-name grammar is 400', method: 'GET', url: '/rest/v1/posts?select=id::int%20or%20true', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter'] },
+    { name: 'a modifier on a type that takes none is 400', method: 'GET', url: '/rest/v1/posts?select=id::int(5)', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter'] },
     { name: 'a bad value for the column type is 400 22P02', method: 'GET', url: '/rest/v1/posts?id=eq.abc', headers: () => p.anon, expectedStatus: 400, expectedContent: ['22P02'], notExpectedContent: ['_t0', 'select'] },
     { name: 'a bad limit is 400', method: 'GET', url: '/rest/v1/posts?limit=-1', headers: () => p.anon, expectedStatus: 400 },
     { name: 'unbalanced logic is 400', method: 'GET', url: '/rest/v1/posts?or=(id.eq.1', headers: () => p.anon, expectedStatus: 400 },

@@ -113,6 +113,49 @@ export function parseSelect(text: string | undefined): SelectItem[] {
 
 const NAME = /^[^\s:!()",.]+$/;
 
+/** The first index at or after `from` where `matches` holds outside double quotes (`\"` escapes inside them), or -1. */
+function indexOutsideQuotes(text: string, matches: (at: number) => boolean, from = 0): number {
+  let quoted = false;
+  for (let i = from; i < text.length; i++) {
+    const ch = text[i]!;
+    if (quoted) {
+      if (ch === '\\') i++;
+      else if (ch === '"') quoted = false;
+    } else if (ch === '"') quoted = true;
+    else if (matches(i)) return i;
+  }
+  return -1;
+}
+
+/** A name as PostgREST's pFieldName reads it: a double-quoted identifier (any text), or a bare one. */
+function nameOf(text: string): string | undefined {
+  if (text.length > 2 && text.startsWith('"') && text.endsWith('"') && indexOutsideQuotes(text, () => true) === -1) return unquote(text);
+  return NAME.test(text) ? text : undefined;
+}
+
+/** `relation!hint!inner`, each part bare or quoted. */
+function parseEmbedHead(head: string, item: string): { relation: string; hint?: string; inner: boolean } {
+  const parts: string[] = [];
+  let start = 0;
+  for (let bang = indexOutsideQuotes(head, (i) => head[i] === '!'); bang >= 0; bang = indexOutsideQuotes(head, (i) => head[i] === '!', start)) {
+    parts.push(head.slice(start, bang));
+    start = bang + 1;
+  }
+  parts.push(head.slice(start));
+  const [relationText = '', ...modifiers] = parts;
+  const relation = nameOf(relationText);
+  if (relation === undefined) throw invalidFilter(`"${item}" is not a valid embedded resource`);
+  let hint: string | undefined;
+  let inner = false;
+  for (const modifier of modifiers) {
+    if (modifier === 'inner') inner = true;
+    else if (modifier === 'left') inner = false;
+    else if (hint === undefined && nameOf(modifier) !== undefined) hint = nameOf(modifier);
+    else throw invalidFilter(`"${item}": unknown embedding modifier "${modifier}"`);
+  }
+  return { relation, hint, inner };
+}
+
 function parseSelectItem(item: string): SelectItem {
   if (item === '') throw invalidFilter('empty item in select');
   if (item === '*') return { kind: 'star' };
@@ -124,34 +167,27 @@ function parseSelectItem(item: string): SelectItem {
   }
   let alias: string | undefined;
   let rest = item;
-  // `alias:name`, but not the `::` of a cast.
-  const colon = item.search(/(?<!:):(?!:)/);
-  if (colon > 0 && !item.slice(0, colon).includes('(')) {
+  // `alias:name`, but not the `::` of a cast, nor a colon inside quotes.
+  const colon = indexOutsideQuotes(item, (i) => item[i] === ':' && item[i - 1] !== ':' && item[i + 1] !== ':');
+  if (colon > 0 && indexOutsideQuotes(item.slice(0, colon), (i) => item[i] === '(') < 0) {
     alias = unquote(item.slice(0, colon).trim());
     rest = item.slice(colon + 1).trim();
   }
-  const open = rest.indexOf('(');
-  if (open >= 0) {
+  const cast = indexOutsideQuotes(rest, (i) => rest.startsWith('::', i));
+  const open = indexOutsideQuotes(rest, (i) => rest[i] === '(');
+  // An opening parenthesis before any cast opens an embedding; after one it belongs to the type (`::numeric(10,2)`).
+  if (open >= 0 && (cast < 0 || open < cast)) {
     if (!rest.endsWith(')')) throw invalidFilter(`"${item}" is not a valid embedded resource`);
-    const head = rest.slice(0, open);
-    const [relation, ...modifiers] = head.split('!');
-    let hint: string | undefined;
-    let inner = false;
-    for (const modifier of modifiers) {
-      if (modifier === 'inner') inner = true;
-      else if (modifier === 'left') inner = false;
-      else if (hint === undefined && modifier !== '') hint = modifier;
-      else throw invalidFilter(`"${item}": unknown embedding modifier "${modifier}"`);
-    }
-    if (!relation || !NAME.test(relation)) throw invalidFilter(`"${item}" is not a valid embedded resource`);
+    const { relation, hint, inner } = parseEmbedHead(rest.slice(0, open), item);
     const inside = rest.slice(open + 1, -1);
     return { kind: 'embed', relation, alias, hint, inner, children: inside.trim() === '' ? [] : splitTopLevel(inside).map((child) => parseSelectItem(child.trim())) };
   }
-  const [name, cast, extra] = rest.split('::');
-  if (extra !== undefined || !name) throw invalidFilter(`"${item}" is not a valid select item`);
+  const name = cast < 0 ? rest : rest.slice(0, cast);
+  const type = cast < 0 ? undefined : rest.slice(cast + 2);
+  if (!name.trim() || type?.includes('::') || type?.trim() === '') throw invalidFilter(`"${item}" is not a valid select item`);
   const field = unquote(name.trim());
-  if (field === '*' && alias === undefined && cast === undefined) return { kind: 'star' };
-  return { kind: 'field', name: field, alias, cast: cast?.trim() };
+  if (field === '*' && alias === undefined && type === undefined) return { kind: 'star' };
+  return { kind: 'field', name: field, alias, cast: type?.trim() };
 }
 
 // ---------------------------------------------------------------- filters

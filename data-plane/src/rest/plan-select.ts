@@ -4,6 +4,7 @@
  * resolved to known columns. Every name leaves here checked against the
  * schema cache; nothing unknown reaches the SQL builder.
  */
+import { parseCastType, type CastType } from './cast-type';
 import { splitJsonPath, type Condition, type JsonStep, type OrderTerm, type SelectItem } from './grammar';
 import type { Modifiers } from './parse';
 import { ambiguousEmbedding, invalidFilter, unknownColumn, unknownRelationship } from './rest-errors';
@@ -17,7 +18,7 @@ export interface Source {
 }
 
 export type PlannedSelect =
-  | { kind: 'column'; column: ColumnInfo; json?: JsonStep[]; alias: string; cast?: string }
+  | { kind: 'column'; column: ColumnInfo; json?: JsonStep[]; alias: string; cast?: CastType }
   | PlannedEmbed;
 
 export interface PlannedEmbed {
@@ -59,9 +60,6 @@ export interface PlannedModifiers {
   limit?: number;
   offset?: number;
 }
-
-/** Only plain type names, optionally an array: they are spliced (quoted), so nothing else may pass. */
-const CAST = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\[\])?$/;
 
 function column(source: Source, name: string): ColumnInfo {
   const found = source.columnsByName.get(name);
@@ -161,11 +159,11 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
       continue;
     }
     if (item.kind === 'field') {
-      if (item.cast !== undefined && !CAST.test(item.cast)) throw invalidFilter(`"${item.cast}" is not a type name`);
+      const cast = item.cast === undefined ? undefined : parseCastType(item.cast);
       const ref = columnRef(source, item.name);
       // As PostgREST names it: the alias, else the last key of a JSON path, else the column.
       const entry: PlannedSelect = { kind: 'column', ...ref, alias: item.alias ?? ref.json?.at(-1)?.key ?? item.name };
-      if (item.cast !== undefined) entry.cast = item.cast.toLowerCase();
+      if (cast !== undefined) entry.cast = cast;
       planned.push(entry);
       continue;
     }

@@ -4,6 +4,7 @@
  * trees and ORDER BY. Pure; every value becomes a `$n` parameter.
  */
 import { outputNames, type PlannedCondition, type PlannedModifiers, type PlannedOrder, type PlannedSelect } from './plan-select';
+import type { CastType } from './cast-type';
 import type { JsonStep } from './grammar';
 import type { ColumnInfo } from './schema-model';
 
@@ -38,9 +39,10 @@ function columnSql(table: string, column: ColumnInfo, json: JsonStep[] | undefin
   return sql;
 }
 
-function castSql(cast: string): string {
-  const array = cast.endsWith('[]');
-  return `::${ident(array ? cast.slice(0, -2) : cast)}${array ? '[]' : ''}`;
+/** `::type`, rebuilt from the parts cast-type.ts validated: SQL's keyword types as keywords (as PostgREST writes them), other names quoted. */
+function castSql(cast: CastType): string {
+  const modifiers = cast.modifiers.length > 0 ? `(${cast.modifiers.join(',')})` : '';
+  return `::${cast.keyword ? cast.name : ident(cast.name)}${modifiers}${cast.zone ? ` ${cast.zone}` : ''}${cast.arrayBounds.join('')}`;
 }
 
 function filterSql(condition: Extract<PlannedCondition, { kind: 'filter' }>, table: string, params: Params): string {
