@@ -47,6 +47,29 @@ describe('plan', () => {
     expect(many.kind === 'read' && many.select[0]).toMatchObject({ kind: 'embed', many: true, on: [['id', 'author_id']] });
   });
 
+  it('embeds a self-referencing table as PostgREST does: the table’s name is the one-to-many, the key’s column the many-to-one', () => {
+    const people = (keys: Array<[string, string]>) => snapshotOf({
+      relations: [{ name: 'emp', kind: 'table', columns: [col('id', 'integer'), col('name'), col('manager_id', 'integer'), col('mentor_id', 'integer')], primaryKey: ['id'], comment: null }],
+      foreignKeys: keys.map(([name, column]) => ({ name, table: 'emp', columns: [column], refTable: 'emp', refColumns: ['id'] })),
+    });
+    const one = people([['emp_manager_id_fkey', 'manager_id']]);
+    const embed = (query: string, schema = one) => {
+      const planned = planRequest(request('GET', 'emp', query), schema);
+      return planned.kind === 'read' ? planned.select[0] : undefined;
+    };
+    expect(embed('select=reports:emp(name)')).toMatchObject({ kind: 'embed', alias: 'reports', many: true, on: [['id', 'manager_id']] });
+    expect(embed('select=emp!manager_id(name)')).toMatchObject({ alias: 'emp', many: true, on: [['id', 'manager_id']] });
+    expect(embed('select=manager_id(name)')).toMatchObject({ alias: 'manager_id', many: false, on: [['manager_id', 'id']] });
+    expect(statementFor(planRequest(request('GET', 'emp', 'select=reports:emp(name)'), one)).text).toContain('from public."emp" _t1 where _t1."manager_id" = _t0."id"');
+    const two = people([['emp_manager_id_fkey', 'manager_id'], ['emp_mentor_fkey', 'mentor_id']]);
+    expect(() => embed('select=emp(name)', two)).toThrow(expect.objectContaining({ status: 300, details: ['emp_manager_id_fkey', 'emp_mentor_fkey'] }));
+    expect(embed('select=emp!mentor_id(name)', two)).toMatchObject({ on: [['id', 'mentor_id']] });
+    expect(embed('select=emp!emp_mentor_fkey(name)', two)).toMatchObject({ on: [['id', 'mentor_id']] });
+    expect(embed('select=mentor_id(name)', two)).toMatchObject({ many: false, on: [['mentor_id', 'id']] });
+    expect(() => embed('select=name(id)', two)).toThrow(expect.objectContaining({ code: 'unknown_relation' }));
+    expect(() => embed('select=emp!name(id)', two)).toThrow(expect.objectContaining({ code: 'unknown_relation' }));
+  });
+
   it('finds many-to-many through a junction table when no key links the two directly', () => {
     const m2m = snapshotOf({
       relations: [

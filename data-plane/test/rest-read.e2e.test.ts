@@ -117,6 +117,29 @@ describe('select', () => {
     expect(up.body).toEqual([{ id: 12, parent: { 'first name': 'Al' } }]);
   });
 
+  it('embeds a self-referencing table as PostgREST does: its name is the one-to-many, its key’s column the many-to-one', async () => {
+    await sql(p, `
+      create table emp (id int primary key, name text, manager_id int references emp (id), mentor_id int);
+      create policy "read" on emp for select using (true);
+      insert into emp values (1, 'boss', null, null), (2, 'worker', 1, null), (3, 'intern', 2, 1);
+    `);
+    const reports = await get('emp?select=id,reports:emp(name)&id=eq.1');
+    expect(reports.status, reports.text).toBe(200);
+    expect(reports.body).toEqual([{ id: 1, reports: [{ name: 'worker' }] }]);
+    const hinted = await get('emp?select=id,reports:emp!manager_id(name)&id=eq.1');
+    expect(hinted.status, hinted.text).toBe(200);
+    expect(hinted.body).toEqual([{ id: 1, reports: [{ name: 'worker' }] }]);
+    const manager = await get('emp?select=name,manager:manager_id(name)&order=id');
+    expect(manager.status, manager.text).toBe(200);
+    expect(manager.body).toEqual([{ name: 'boss', manager: null }, { name: 'worker', manager: { name: 'boss' } }, { name: 'intern', manager: { name: 'worker' } }]);
+    // A second key to itself makes the table's name ambiguous; the key's column or name picks one.
+    await sql(p, 'alter table emp add constraint emp_mentor_fkey foreign key (mentor_id) references emp (id)');
+    await expect.poll(async () => (await get('emp?select=id,emp(name)&id=eq.1')).status, { timeout: 1000, interval: 20 }).toBe(300);
+    for (const hint of ['mentor_id', 'emp_mentor_fkey']) {
+      await expect.poll(async () => (await get(`emp?select=id,mentees:emp!${hint}(name)&id=eq.1`)).body, { timeout: 1000, interval: 20 }).toEqual([{ id: 1, mentees: [{ name: 'intern' }] }]);
+    }
+  });
+
   it('names the foreign key with !hint', async () => {
     const answer = await get('posts?select=id,writer:authors!posts_author_id_fkey(name)&id=eq.3');
     expect(answer.status, answer.text).toBe(200);

@@ -137,17 +137,61 @@ function junctions(snapshot: SchemaSnapshot, parent: string, target: string, hin
   return found;
 }
 
+/**
+ * Relationships of a table with itself, after PostgREST's convention
+ * (Plan.findRel): a foreign key from a table to itself is both a
+ * one-to-many and a many-to-one, so the name picks one. The table's own name
+ * is the one-to-many (`emp?select=reports:emp(*)`), narrowed by a hint naming
+ * the key's column as PostgREST does (`emp!manager_id(*)`) or, beyond it, the
+ * key's name; the key's single column is the many-to-one
+ * (`emp?select=manager:manager_id(*)`).
+ */
+function selfRelationships(snapshot: SchemaSnapshot, table: string, target: string, hint: string | undefined): Relationship[] {
+  const found: Relationship[] = [];
+  for (const fk of snapshot.foreignKeys) {
+    if (fk.table !== table || fk.refTable !== table) continue;
+    const column = fk.columns.length === 1 ? fk.columns[0] : undefined;
+    const oneToMany: Relationship = { fk, many: true, on: fk.refColumns.map((c, i) => [c, fk.columns[i]!]) };
+    if (hint === undefined) {
+      if (target === table) found.push(oneToMany);
+      else if (target === column) found.push({ fk, many: false, on: fk.columns.map((c, i) => [c, fk.refColumns[i]!]) });
+    } else if (target === table && (hint === column || hint === fk.name)) {
+      found.push(oneToMany);
+    }
+  }
+  return found;
+}
+
 /** The foreign keys linking `parent` and `target`, either way, narrowed by a `!hint`. */
 function relationships(snapshot: SchemaSnapshot, parent: string, target: string, hint: string | undefined): Relationship[] {
+  if (parent === target) {
+    const self = selfRelationships(snapshot, parent, target, hint);
+    return self.length > 0 ? self : junctions(snapshot, parent, target, hint);
+  }
   const found: Relationship[] = [];
   for (const fk of snapshot.foreignKeys) {
     // parent → target: the parent holds the key, one target row (an object).
     if (fk.table === parent && fk.refTable === target) found.push({ fk, many: false, on: fk.columns.map((c, i) => [c, fk.refColumns[i]!]) });
-    // target → parent: the target holds the key, many target rows (an array). A self-reference is both.
+    // target → parent: the target holds the key, many target rows (an array).
     if (fk.refTable === parent && fk.table === target) found.push({ fk, many: true, on: fk.refColumns.map((c, i) => [c, fk.columns[i]!]) });
   }
-  const direct = hint === undefined ? found : found.filter(({ fk, many }) => fk.name === hint || (fk.columns.length === 1 && fk.columns[0] === hint) || (hint === fk.refTable && many === false && parent !== target));
+  const direct = hint === undefined ? found : found.filter(({ fk, many }) => fk.name === hint || (fk.columns.length === 1 && fk.columns[0] === hint) || (hint === fk.refTable && many === false));
   return direct.length > 0 ? direct : junctions(snapshot, parent, target, hint);
+}
+
+/** The table an embedding reads and how it links to `source`; a name that is no table may be a self-referencing key's column. */
+function embeddingOf(snapshot: SchemaSnapshot, source: Source, item: Extract<SelectItem, { kind: 'embed' }>): { target: RelationInfo; link: Relationship } {
+  let target = snapshot.relations.get(item.relation);
+  let links: Relationship[];
+  if (target) {
+    links = relationships(snapshot, source.name, target.name, item.hint);
+  } else {
+    target = snapshot.relations.get(source.name);
+    links = target ? selfRelationships(snapshot, source.name, item.relation, item.hint) : [];
+  }
+  if (!target || links.length === 0) throw unknownRelationship(source.name, item.relation);
+  if (links.length > 1) throw ambiguousEmbedding(source.name, item.relation, links.map((l) => l.fk.name));
+  return { target, link: links[0]! };
 }
 
 /** Resolves `select=` on `source`; `path` names this level for embedded modifiers. */
@@ -167,12 +211,7 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
       planned.push(entry);
       continue;
     }
-    const target = snapshot.relations.get(item.relation);
-    if (!target) throw unknownRelationship(source.name, item.relation);
-    const links = relationships(snapshot, source.name, target.name, item.hint);
-    if (links.length === 0) throw unknownRelationship(source.name, item.relation);
-    if (links.length > 1) throw ambiguousEmbedding(source.name, item.relation, links.map((l) => l.fk.name));
-    const link = links[0]!;
+    const { target, link } = embeddingOf(snapshot, source, item);
     if (item.spread && link.many) throw invalidFilter(`"...${item.relation}": only a to-one relationship can be spread`);
     const alias = item.alias ?? item.relation;
     const childPath = path === '' ? alias : `${path}.${alias}`;
