@@ -109,6 +109,21 @@ describe('requests', () => {
     expect(request.modifiers.get('authors')).toMatchObject({ order: [{ column: 'name' }], limit: 2, where: [{ column: 'name', op: 'like' }] });
   });
 
+  it('reads the Range header on GET only, as PostgREST does (RFC 9110)', () => {
+    expect(parseRequest(raw('', { headers: { range: '2-3' } })).modifiers.get('')).toMatchObject({ offset: 2, limit: 2 });
+    const ignored: Array<Partial<RawRequest>> = [
+      { method: 'HEAD' },
+      { method: 'PATCH', body: '{"a":1}' },
+      { method: 'DELETE' },
+      { method: 'POST', body: '{}', rpc: true, target: 'fn' },
+      { method: 'PATCH', body: '{"a":1}', headers: { range: 'nonsense' } },
+    ];
+    for (const more of ignored) {
+      const request = parseRequest(raw('id=eq.1', { headers: { range: '0-0' }, ...more }));
+      expect(request.modifiers.get(''), more.method).toEqual({ where: [expect.objectContaining({ column: 'id' })], order: [] });
+    }
+  });
+
   it('reads + as a space and percent-encoding, as form encoding does', () => {
     const request = parseRequest(raw('title=eq.hello+world%2B'));
     expect(request.modifiers.get('')!.where[0]).toMatchObject({ value: 'hello world+' });

@@ -16,6 +16,7 @@ const representation = { prefer: 'return=representation' };
 beforeAll(async () => {
   p = await restProject('rest write');
   await blogSchema(p);
+  await sql(p, 'create table ledger (id int8 primary key, label text default \'dflt\', n int8, amount numeric)');
 });
 
 describe('insert', () => {
@@ -83,6 +84,7 @@ describe('PUT', () => {
     expect(replaced.status, replaced.text).toBe(200);
     expect(replaced.body).toEqual([{ id: 77, name: 'Put again', email: null }]);
   });
+
 });
 
 describe('update and delete', () => {
@@ -102,6 +104,15 @@ describe('update and delete', () => {
     const removed = await rest('DELETE', 'comments?post_id=eq.3&body=like.c*&order=body.asc&limit=2&select=body', { headers: representation });
     expect(removed.body.map((r: { body: string }) => r.body).sort()).toEqual(['c1', 'c2']);
     expect((await rest('GET', 'comments?post_id=eq.3&body=like.c*&select=body')).body).toEqual([{ body: 'c3' }]);
+  });
+
+  it('ignores a Range header on PATCH and DELETE, as PostgREST does on anything but GET', async () => {
+    await rest('POST', 'ledger', { body: [{ id: 100, n: 3 }, { id: 101, n: 3 }, { id: 102, n: 3 }] });
+    const patched = await rest('PATCH', 'ledger?n=eq.3&select=id', { headers: { range: '0-0', prefer: 'return=representation' }, body: { label: 'patched' } });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body).toHaveLength(3);
+    const deleted = await rest('DELETE', 'ledger?n=eq.3&select=id', { headers: { range: '0-0', prefer: 'return=representation' } });
+    expect(deleted.body).toHaveLength(3);
   });
 
   it('deletes the filtered rows', async () => {
@@ -145,6 +156,12 @@ describe('rpc', () => {
     expect(answer.body).toEqual([{ id: 2, title: 'Second post' }, { id: 1, title: 'Hello world' }]);
     const filtered = await rest('GET', 'rpc/posts_by_author?author=1&id=eq.2&select=id');
     expect(filtered.body).toEqual([{ id: 2 }]);
+  });
+
+  it('ignores a Range header on a POST', async () => {
+    const answer = await rest('POST', 'rpc/posts_by_author?select=id&order=id', { headers: { range: '0-0' }, body: { author: 1 } });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toEqual([{ id: 1 }, { id: 2 }]);
   });
 
   it('answers 204 for a void function and 404 for an unknown one or unknown arguments', async () => {

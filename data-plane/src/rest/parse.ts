@@ -216,7 +216,8 @@ export function parseRequest(raw: RawRequest): ApiRequest {
     if (RESERVED.has(key) || last === '') throw invalidFilter(`"${key}" is not a valid filter`);
     modifiersAt(modifiers, path).where.push(parseFilter(last, value));
   }
-  parseRange(header(raw, 'range'), modifiersAt(modifiers, ''));
+  // As PostgREST (ApiRequest.getRanges, after RFC 9110): the Range header is read on GET only, so it never narrows a write.
+  if (raw.method.toUpperCase() === 'GET') parseRange(header(raw, 'range'), modifiersAt(modifiers, ''));
   request.body = action === 'read' || action === 'delete' ? undefined : rpcGet ? undefined : parseBody(raw, action);
   return request;
 }
