@@ -170,6 +170,27 @@ describe('rpc', () => {
     expect((await rest('POST', 'rpc/add_numbers', { body: { x: 1 } })).status).toBe(404);
   });
 
+  it("answers raise sqlstate 'PTxyz' with status xyz and the raised message, detail and hint, as PostgREST does", async () => {
+    await sql(p, `create function pay_first() returns int language plpgsql as $$ begin raise sqlstate 'PT402' using message = 'Payment Required', detail = 'the trial is over', hint = 'upgrade'; end $$`);
+    const answer = await rest('POST', 'rpc/pay_first', { body: {} });
+    expect(answer.status, answer.text).toBe(402);
+    expect(answer.body).toEqual({ code: 'PT402', message: 'Payment Required', details: 'the trial is over', hint: 'upgrade' });
+  });
+
+  it('answers a SQLSTATE outside PostgREST’s table with 400 and its message, and keeps an internal error’s message to itself (500)', async () => {
+    await sql(p, `
+      create function custom_failure() returns int language plpgsql as $$ begin raise exception 'my custom failure' using errcode = 'U0001'; end $$;
+      create function internal_failure() returns int language plpgsql as $$ begin raise exception 'block 7 of /data/base/1 is damaged' using errcode = 'XX001'; end $$;
+    `);
+    const custom = await rest('POST', 'rpc/custom_failure', { body: {} });
+    expect(custom.status, custom.text).toBe(400);
+    expect(custom.body).toMatchObject({ code: 'U0001', message: 'my custom failure' });
+    const internal = await rest('POST', 'rpc/internal_failure', { body: {} });
+    expect(internal.status, internal.text).toBe(500);
+    expect(internal.body.code).toBe('XX001');
+    expect(internal.text).not.toContain('/data/base');
+  });
+
   it('runs a GET in a read-only transaction', async () => {
     await sql(p, `create function bump() returns int language sql volatile as $$ update posts set score = coalesce(score, 0) + 1 where id = 1 returning score $$`);
     const get = await rest('GET', 'rpc/bump');

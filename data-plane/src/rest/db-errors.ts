@@ -1,40 +1,63 @@
 /**
  * The one place database errors of the data API become answers, mapped as
- * PostgREST maps them: the SQLSTATE as `code`, PostgreSQL's message, detail
- * and hint, and never our statement, its position or internal query.
+ * PostgREST maps them (Error/PgError/ResultError.hs): the SQLSTATE as `code`,
+ * PostgreSQL's message, detail and hint, and never our statement, its
+ * position or internal query. Only errors PostgreSQL raised with a SQLSTATE
+ * are mapped; anything else (a lost connection, our own failure) is not the
+ * caller's business and is answered by the caller of this module.
  */
+import pg from 'pg';
 import { ApiError } from '@baseplane/contracts';
 import type { ApiRole } from './execute';
 
-interface PgError {
-  code?: string;
-  message?: string;
-  detail?: string;
-  hint?: string;
-}
-
-/** HTTP status of a SQLSTATE, after PostgREST's table. */
-function statusOf(code: string, role: ApiRole): number {
-  if (code === '42501') return role === 'anon' ? 401 : 403;
-  if (code === '23505' || code === '23503' || code === '23P01') return 409;
-  if (code === '42P01' || code === '42883') return 404;
+/**
+ * HTTP status of a SQLSTATE, after PostgREST's table, in its order. Where we
+ * differ it is said: our own statements being wrong (42601, 42P18) and a
+ * statement timeout (57014) are not the caller's error.
+ */
+function statusOf(code: string, message: string, role: ApiRole): number {
+  const prefix = code.slice(0, 2);
+  if (prefix === '08') return 503; // connection exception
+  if (prefix === '09') return 500; // triggered action exception
+  if (prefix === '0L' || prefix === '0P') return 403; // invalid grantor, invalid role specification
+  if (code === '23503' || code === '23505') return 409; // foreign key, unique violation
   if (code === '25006') return 405; // read-only transaction (a GET calling a volatile function)
-  if (code === '57014') return 504; // statement timeout
-  if (code === '53300' || code === '53400' || code.startsWith('08')) return 503;
-  if (code === '42601' || code === '42P18') return 500; // our statement is wrong: not the caller's business
+  if (code === '21000') return message.endsWith('requires a WHERE clause') ? 400 : 500; // pg-safeupdate is the caller's; a subquery's cardinality is not
+  if (code === '22023') return message.startsWith('role') && message.endsWith('does not exist') ? 401 : 400;
+  if (prefix === '25' || prefix === '2D' || prefix === '38' || prefix === '39' || prefix === '3B' || prefix === '40') return 500;
+  if (prefix === '28') return 403; // invalid authorization specification
+  if (code === '53400') return 500; // configuration limit exceeded
+  if (prefix === '53') return 503; // insufficient resources
+  if (code === '57014') return 504; // statement timeout (PostgREST: 500)
+  if (code === '57P01') return 503; // administrator shutdown
+  if (prefix === '54' || prefix === '55' || prefix === '57' || prefix === '58' || prefix === 'F0' || prefix === 'HV' || prefix === 'XX') return 500;
   if (code === 'P0001') return 400; // raise exception in user code
-  if (code.startsWith('22') || code.startsWith('23') || code === '42703' || code === '42804' || code === '42P02' || code === '2201B') return 400;
-  if (code.startsWith('42')) return 400;
-  return 500;
+  if (prefix === 'P0') return 500; // other PL/pgSQL errors
+  if (code === '42883') return 404; // undefined function
+  if (code === '42P01') return 404; // undefined table
+  if (code === '42P17') return 500; // infinite recursion
+  if (code === '42501') return role === 'anon' ? 401 : 403;
+  if (code === '42601' || code === '42P18') return 500; // our statement is wrong (PostgREST: 400)
+  if (prefix === 'PT') return ptStatus(code);
+  return 400; // any other SQLSTATE, a user-defined one included
 }
 
-/** Maps an error thrown by pg to the answer; `undefined` when it is not a database error. */
+/** `raise sqlstate 'PT402'` answers 402: PostgREST's convention for a status chosen by SQL; one no response can carry is 500. */
+function ptStatus(code: string): number {
+  return /^PT[2-5]\d\d$/.test(code) ? Number(code.slice(2)) : 500;
+}
+
+/** SQLSTATEs a function raises on purpose: their message is meant for the caller even with a 5xx status. */
+const raisedByUser = (code: string) => code.startsWith('PT') || code.startsWith('P0');
+
+/** Maps an error PostgreSQL raised to the answer; `undefined` for anything else. */
 export function databaseError(error: unknown, role: ApiRole): ApiError | undefined {
-  const e = error as PgError;
-  if (!e || typeof e.code !== 'string' || !/^[0-9A-Z]{5}$/.test(e.code)) return undefined;
-  const status = statusOf(e.code, role);
-  if (status >= 500 && status !== 503 && status !== 504) {
-    return new ApiError(500, e.code, 'the database failed to answer this request');
+  if (!(error instanceof pg.DatabaseError) || typeof error.code !== 'string' || !/^[0-9A-Z]{5}$/.test(error.code)) return undefined;
+  const code = error.code;
+  const message = error.message ?? 'database error';
+  const status = statusOf(code, message, role);
+  if (status >= 500 && status !== 503 && status !== 504 && !raisedByUser(code)) {
+    return new ApiError(500, code, 'the database failed to answer this request');
   }
-  return new ApiError(status, e.code, e.message ?? 'database error', e.detail ?? null, e.hint ?? null);
+  return new ApiError(status, code, message, error.detail ?? null, error.hint ?? null);
 }
