@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseRequest, type RawRequest } from '../src/rest/parse';
 import { planRequest } from '../src/rest/plan';
-import { respond } from '../src/rest/respond';
+import { checkBeforeCommit, checkedBeforeCommit, respond } from '../src/rest/respond';
 import { snapshotOf, type ColumnInfo } from '../src/rest/schema-model';
 import { statementFor } from '../src/rest/sql';
 
@@ -183,6 +183,13 @@ describe('sql', () => {
     expect(del.text).toContain('delete from public."authors" _t0 where _t0."id" = $1 returning _t0.*');
   });
 
+  it('writes a PUT only when the body’s key meets the filters, compared by PostgreSQL', () => {
+    const statement = sql('PUT', 'authors', 'id=eq.9007199254740993', { body: '{"id":9007199254740993,"name":"a"}' });
+    expect(statement.values).toEqual(['{"id":9007199254740993,"name":"a"}', '9007199254740993']);
+    expect(statement.text).toContain(') _r where _r."id" = $2 on conflict ("id") do update set "name" = excluded."name" returning *');
+    expect(() => plan('PUT', 'authors', 'id=gt.1', { body: '{"id":2}' })).toThrow(/eq filter on each primary key/);
+  });
+
   it('limits a PATCH or DELETE through ctid, in order', () => {
     const statement = sql('DELETE', 'posts', 'title=eq.x&order=id&limit=2');
     expect(statement.text).toContain('delete from public."posts" _t0 where _t0."title" = $1 and _t0.ctid = any(array(select _l0.ctid from public."posts" _l0 where _l0."title" = $2 order by _l0."id" asc limit $3))');
@@ -214,6 +221,20 @@ describe('respond', () => {
     const single = plan('GET', 'posts', '', { headers: { accept: 'application/vnd.pgrst.object+json' } });
     expect(() => respond(single, { body: null, page_count: 2, total: null })).toThrow(expect.objectContaining({ status: 406 }));
     expect(respond(single, { body: '{"id":1}', page_count: 1, total: null })).toMatchObject({ status: 200, body: '{"id":1}' });
+  });
+
+  it('checks a write under the single-object media type before COMMIT whatever Prefer: return says, and a PUT’s one row', () => {
+    const single = { accept: 'application/vnd.pgrst.object+json' };
+    for (const prefer of ['return=minimal', 'return=headers-only', 'return=representation']) {
+      const patch = plan('PATCH', 'posts', 'id=gt.1', { body: '{"title":"a"}', headers: { ...single, prefer } });
+      expect(checkedBeforeCommit(patch), prefer).toBe(true);
+      expect(() => checkBeforeCommit(patch, { body: null, page_count: 2, total: 2 }), prefer).toThrow(expect.objectContaining({ status: 406, code: 'not_single_object' }));
+      expect(() => checkBeforeCommit(patch, { body: null, page_count: 1, total: 1 })).not.toThrow();
+    }
+    expect(checkedBeforeCommit(plan('DELETE', 'posts', 'id=gt.1'))).toBe(false);
+    const put = plan('PUT', 'authors', 'id=eq.1', { body: '{"id":2}' });
+    expect(checkedBeforeCommit(put)).toBe(true);
+    expect(() => checkBeforeCommit(put, { body: null, page_count: 0, total: 0 })).toThrow(expect.objectContaining({ status: 400, message: expect.stringMatching(/primary key/) }));
   });
 
   it('prepends the CSV header', () => {

@@ -13,6 +13,9 @@ const rest = (method: string, path: string, options: { headers?: Record<string, 
   call(method, `/rest/v1/${path}`, { ...options, headers: { ...p.service, ...options.headers } });
 const representation = { prefer: 'return=representation' };
 
+/** The JSON body as written: numbers beyond 2^53 and long decimals, which a JavaScript number would round. */
+const json = (raw: string) => ({ headers: { 'content-type': 'application/json' }, raw });
+
 beforeAll(async () => {
   p = await restProject('rest write');
   await blogSchema(p);
@@ -85,6 +88,16 @@ describe('PUT', () => {
     expect(replaced.body).toEqual([{ id: 77, name: 'Put again', email: null }]);
   });
 
+  it('compares the body’s key with the filter’s in PostgreSQL, in the key’s type: bigints beyond 2^53 put, a near miss refused', async () => {
+    const put = await rest('PUT', 'ledger?id=eq.9007199254740999', json('{"id": 9007199254740999, "n": 1}'));
+    expect(put.status, put.text).toBe(204);
+    expect((await rest('GET', 'ledger?select=id::text,n&id=eq.9007199254740999')).body).toEqual([{ id: '9007199254740999', n: 1 }]);
+    // 9007199254741001 and 9007199254741000 are one JavaScript number.
+    const nearMiss = await rest('PUT', 'ledger?id=eq.9007199254741000', json('{"id": 9007199254741001, "n": 2}'));
+    expect(nearMiss.status, nearMiss.text).toBe(400);
+    expect(nearMiss.body.message).toMatch(/primary key/);
+    expect((await rest('GET', 'ledger?select=id&id=in.(9007199254741000,9007199254741001)')).body).toEqual([]);
+  });
 });
 
 describe('update and delete', () => {
@@ -113,6 +126,21 @@ describe('update and delete', () => {
     expect(patched.body).toHaveLength(3);
     const deleted = await rest('DELETE', 'ledger?n=eq.3&select=id', { headers: { range: '0-0', prefer: 'return=representation' } });
     expect(deleted.body).toHaveLength(3);
+  });
+
+  it('refuses (406) and rolls back a PATCH, DELETE or POST of two rows under the single-object media type, whatever Prefer: return says', async () => {
+    const single = { accept: 'application/vnd.pgrst.object+json' };
+    await rest('POST', 'ledger', { body: [{ id: 200, n: 7 }, { id: 201, n: 7 }] });
+    for (const prefer of ['return=minimal', 'return=headers-only']) {
+      const patched = await rest('PATCH', 'ledger?n=eq.7', { headers: { ...single, prefer }, body: { label: 'clobbered' } });
+      expect(patched.status, patched.text).toBe(406);
+      expect(patched.body.code).toBe('not_single_object');
+      expect((await rest('DELETE', 'ledger?n=eq.7', { headers: { ...single, prefer } })).status).toBe(406);
+      expect((await rest('POST', 'ledger', { headers: { ...single, prefer }, body: [{ id: 202, n: 7 }, { id: 203, n: 7 }] })).status).toBe(406);
+    }
+    expect((await rest('GET', 'ledger?n=eq.7&select=id,label&order=id')).body).toEqual([{ id: 200, label: 'dflt' }, { id: 201, label: 'dflt' }]);
+    const one = await rest('PATCH', 'ledger?id=eq.200', { headers: single, body: { label: 'one' } });
+    expect(one.status, one.text).toBe(204);
   });
 
   it('deletes the filtered rows', async () => {

@@ -5,7 +5,7 @@
  * builder only ever sees names the catalog gave us.
  */
 import type { ApiRequest, CountPreference, MediaType, ReturnPreference } from './parse';
-import { checkModifierPaths, planModifiers, planSelect, type PlannedModifiers, type PlannedSelect, type Source } from './plan-select';
+import { checkModifierPaths, planModifiers, planSelect, type PlannedCondition, type PlannedModifiers, type PlannedSelect, type Source } from './plan-select';
 import { filterRequired, invalidRequest, unknownColumn, unknownFunction, unknownTable } from './rest-errors';
 import type { ColumnInfo, FunctionArg, FunctionInfo, RelationInfo, SchemaSnapshot } from './schema-model';
 import { parseFilter } from './grammar';
@@ -39,6 +39,8 @@ export interface InsertPlan extends WritePlanBase {
   groups?: Array<{ columns: ColumnInfo[]; body: string }>;
   /** PUT: one row put in place by its primary key (answers 200/204, not 201). */
   put?: boolean;
+  /** PUT: the eq filters on the primary key, which the body's row must meet to be written (compared by PostgreSQL, in the column's type). */
+  keyFilters?: PlannedCondition[];
 }
 
 export interface UpdatePlan extends WritePlanBase {
@@ -166,22 +168,17 @@ function keyGroups(value: unknown, relation: RelationInfo, only: string[] | unde
 
 /**
  * PUT: PostgREST's single-row upsert. The filters must be `eq` on exactly the
- * primary key, and the body must carry the same key values.
+ * primary key; that the body carries the same key is checked by the statement
+ * itself (it writes the row only then) and the row count before COMMIT, as
+ * PostgREST does, so values are compared in the column's type.
  */
 function planPut(request: ApiRequest, snapshot: SchemaSnapshot): InsertPlan {
   const relation = relationOf(snapshot, request.target);
   const where = planModifiers(relation, request.modifiers, '').where;
   const pk = relation.primaryKey;
-  const byColumn = new Map(where.map((c) => [c.kind === 'filter' && c.op === 'eq' && !c.negate && !c.json ? c.column.name : '', c]));
-  if (pk.length === 0 || where.length !== pk.length || !pk.every((name) => byColumn.has(name))) {
+  const keyed = new Set(where.map((c) => (c.kind === 'filter' && c.op === 'eq' && !c.negate && !c.json && !c.quantifier ? c.column.name : '')));
+  if (pk.length === 0 || where.length !== pk.length || !pk.every((name) => keyed.has(name))) {
     throw invalidRequest('PUT needs an eq filter on each primary key column and no other filter', { primaryKey: pk });
-  }
-  const body = request.body!.value as Record<string, unknown>;
-  for (const name of pk) {
-    const filter = byColumn.get(name)!;
-    if (filter.kind !== 'filter' || body[name] === undefined || body[name] === null || String(body[name]) !== filter.value) {
-      throw invalidRequest(`the body's "${name}" must equal the filter's`, null);
-    }
   }
   const columns = bodyColumns(request, relation);
   return {
@@ -194,6 +191,7 @@ function planPut(request: ApiRequest, snapshot: SchemaSnapshot): InsertPlan {
     body: request.body!.raw,
     onConflict: { columns: pk.map((name) => relation.columnsByName.get(name)!), action: 'merge' },
     put: true,
+    keyFilters: where,
   };
 }
 

@@ -6,7 +6,7 @@
 import { ApiError } from '@baseplane/contracts';
 import type { Plan } from './plan';
 import { outputNames, type PlannedSelect } from './plan-select';
-import { notSingleObject } from './rest-errors';
+import { notSingleObject, putKeyMismatch } from './rest-errors';
 import type { StatementRow } from './sql';
 
 export interface Answer {
@@ -39,20 +39,39 @@ function locationOf(table: string, keyJson: string | null | undefined): string |
   return `/${encodeURIComponent(table)}?${query}`;
 }
 
-/** Whether the answer must be exactly one object (`Accept: application/vnd.pgrst.object+json`). */
+/**
+ * Whether the request must touch exactly one row (`Accept:
+ * application/vnd.pgrst.object+json`). A write must whatever `Prefer: return`
+ * says, as in PostgREST (Query.failNotSingular counts the rows written, not
+ * the rows answered).
+ */
 export function wantsSingleObject(plan: Plan): boolean {
   if (plan.media !== 'object') return false;
-  if (plan.kind === 'read') return true;
   if (plan.kind === 'rpc') return plan.fn.returnsSet;
-  return plan.return === 'representation';
+  return true;
+}
+
+/** 406 unless one row. */
+export function checkSingleObject(plan: Plan, row: StatementRow): void {
+  if (wantsSingleObject(plan) && row.page_count !== 1) throw notSingleObject(row.page_count);
+}
+
+/** Whether a write's row must be checked before COMMIT: the single-object media type, or a PUT (its key must match). */
+export function checkedBeforeCommit(plan: Plan): boolean {
+  if (plan.kind === 'read' || plan.kind === 'rpc') return false;
+  return wantsSingleObject(plan) || (plan.kind === 'insert' && plan.put === true);
 }
 
 /**
- * 406 unless one row: checked before COMMIT, so that a write answering 406
- * changes nothing, as in PostgREST.
+ * The checks a write passes before COMMIT, so that one refused changes
+ * nothing, as PostgREST condemns its transaction: one row for the
+ * single-object media type (406), and for a PUT one row put, which the
+ * statement writes only when the body's primary key equals the filters'
+ * (PostgREST's failPut, 400).
  */
-export function checkSingleObject(plan: Plan, row: StatementRow): void {
-  if (wantsSingleObject(plan) && row.page_count !== 1) throw notSingleObject(row.page_count);
+export function checkBeforeCommit(plan: Plan, row: StatementRow): void {
+  if (plan.kind === 'insert' && plan.put && row.page_count !== 1) throw putKeyMismatch(plan.relation.primaryKey);
+  checkSingleObject(plan, row);
 }
 
 /** Builds the HTTP answer of a plan from its statement's row. */

@@ -31,6 +31,8 @@ export const ambiguousEmbedding = (from: string, to: string, candidates: string[
   new ApiError(300, 'ambiguous_relation', `more than one relationship was found for "${from}" and "${to}"`, candidates, `name one with !<foreign key>, e.g. ${to}!${candidates[0] ?? 'fk'}(...)`);
 export const notSingleObject = (rows: number) =>
   new ApiError(406, 'not_single_object', 'JSON object requested, multiple (or no) rows returned', `the result contains ${rows} rows`);
+export const putKeyMismatch = (primaryKey: string[]) =>
+  new ApiError(400, 'invalid_request', 'payload values do not match URL in primary key column(s)', { primaryKey }, 'the body must carry the primary key the eq filters name');
 export const filterRequired = (method: string) =>
   new ApiError(400, 'filter_required', `${method} requires a filter`, null, 'add a filter such as ?id=eq.1; to touch every row use a filter that matches all');
 export const notAcceptable = (accept: string) =>

@@ -11,7 +11,7 @@ import type { DataApi } from './data-api';
 import type { Caller } from './execute';
 import { parseRequest } from './parse';
 import { planRequest, type Plan } from './plan';
-import { checkSingleObject, respond, wantsSingleObject } from './respond';
+import { checkBeforeCommit, checkedBeforeCommit, respond } from './respond';
 import { UnknownNameError } from './rest-errors';
 import type { SchemaSnapshot } from './schema-model';
 import { statementFor } from './sql';
@@ -76,9 +76,8 @@ async function handle(api: DataApi, request: FastifyRequest, reply: FastifyReply
   const statement = statementFor(plan);
   timer.mark('sql');
   const readOnly = request.method === 'GET' || request.method === 'HEAD';
-  // Only a write answering one object needs to look at its row before COMMIT (406 rolls it back); the rest commit in the same round trip.
-  const mustCheck = plan.kind !== 'read' && wantsSingleObject(plan);
-  const row = await api.pools.run(projectId, caller, statement, readOnly, mustCheck ? (r) => checkSingleObject(plan, r) : undefined);
+  // Only a write under the single-object media type, or a PUT, looks at its row before COMMIT (a refusal rolls it back); the rest commit in the same round trip.
+  const row = await api.pools.run(projectId, caller, statement, readOnly, checkedBeforeCommit(plan) ? (r) => checkBeforeCommit(plan, r) : undefined);
   timer.mark('execute');
   const answer = respond(plan, row);
   timer.mark('respond');

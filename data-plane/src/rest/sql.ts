@@ -88,8 +88,12 @@ function mutationAnswerSql(plan: InsertPlan | UpdatePlan | DeletePlan, params: P
   return `select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, count(*) as total, ${location} as location from (select ${list} from pgrst_mutation ${t}) _s`;
 }
 
-/** One INSERT … SELECT of the objects in `payload` into `columns`, with the plan's conflict clause. */
-function insertOf(plan: InsertPlan, columnsToInsert: InsertPlan['columns'], payload: string): string {
+/**
+ * One INSERT … SELECT of `rows` (a FROM item of body rows typed as the
+ * table's, aliased `_r`) into `columns`, with the plan's conflict clause and,
+ * for a PUT, its key filters on the body's row.
+ */
+function insertOf(plan: InsertPlan, columnsToInsert: InsertPlan['columns'], rows: string, params: Params): string {
   const table = qualified(plan.relation.name);
   const columns = columnList(columnsToInsert);
   let conflict = '';
@@ -101,21 +105,26 @@ function insertOf(plan: InsertPlan, columnsToInsert: InsertPlan['columns'], payl
         ? ` on conflict (${target}) do nothing`
         : ` on conflict (${target}) do update set ${updates.map((c) => `${ident(c.name)} = excluded.${ident(c.name)}`).join(', ')}`;
   }
-  const rows = `select * from json_populate_recordset(null::${table}, (select case when json_typeof(j) = 'array' then j else json_build_array(j) end from (select ${payload}::json as j) _p))`;
+  const where = plan.keyFilters ? ` where ${whereSql(plan.keyFilters, '_r', params)}` : '';
   return columnsToInsert.length === 0
-    ? `insert into ${table} select from (${rows}) _r${conflict} returning *`
-    : `insert into ${table} (${columns}) select ${columns} from (${rows}) _r${conflict} returning *`;
+    ? `insert into ${table} select from ${rows}${where}${conflict} returning *`
+    : `insert into ${table} (${columns}) select ${columns} from ${rows}${where}${conflict} returning *`;
+}
+
+/** The body's objects (one, or an array) as rows of the table. */
+function bodyRows(plan: InsertPlan, payload: string): string {
+  return `(select * from json_populate_recordset(null::${qualified(plan.relation.name)}, (select case when json_typeof(j) = 'array' then j else json_build_array(j) end from (select ${payload}::json as j) _p))) _r`;
 }
 
 function insertSql(plan: InsertPlan): Statement {
   const params = new Params();
   if (plan.groups) {
     // Prefer: missing=default — one INSERT per set of keys, so each leaves out (defaults) what its objects lack.
-    const ctes = plan.groups.map((group, i) => `pgrst_g${i} as (${insertOf(plan, group.columns, params.add(group.body))})`);
+    const ctes = plan.groups.map((group, i) => `pgrst_g${i} as (${insertOf(plan, group.columns, bodyRows(plan, params.add(group.body)), params)})`);
     const union = plan.groups.map((_, i) => `select * from pgrst_g${i}`).join(' union all ');
     return { text: `with ${ctes.join(', ')}, pgrst_mutation as (${union}) ${mutationAnswerSql(plan, params)}`, values: params.values };
   }
-  const insert = insertOf(plan, plan.columns, params.add(plan.body));
+  const insert = insertOf(plan, plan.columns, bodyRows(plan, params.add(plan.body)), params);
   return { text: `with pgrst_mutation as (${insert}) ${mutationAnswerSql(plan, params)}`, values: params.values };
 }
 
