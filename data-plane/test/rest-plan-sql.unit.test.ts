@@ -183,6 +183,14 @@ describe('sql', () => {
     expect(del.text).toContain('delete from public."authors" _t0 where _t0."id" = $1 returning _t0.*');
   });
 
+  it('inserts each key set of a missing=default bulk insert from the body by position, so PostgreSQL reads every value as sent', () => {
+    const body = '[{"title":"a","author_id":9007199254740993},{"title":"b"},{"title":"c","author_id":1}]';
+    const statement = sql('POST', 'posts', '', { body, headers: { prefer: 'missing=default' } });
+    expect(statement.values).toEqual([body, [1, 3], [2]]);
+    expect(statement.text).toContain('pgrst_g0 as (insert into public."posts" ("author_id", "title") select "author_id", "title" from (select _o.* from json_array_elements($1::json) with ordinality _e(j, n) cross join lateral json_populate_record(null::public."posts", _e.j) _o where _e.n = any($2::int[]) order by _e.n) _r returning *)');
+    expect(statement.text).toContain('pgrst_g1 as (insert into public."posts" ("title") select "title" from (select _o.* from json_array_elements($1::json) with ordinality _e(j, n)');
+  });
+
   it('writes a PUT only when the body’s key meets the filters, compared by PostgreSQL', () => {
     const statement = sql('PUT', 'authors', 'id=eq.9007199254740993', { body: '{"id":9007199254740993,"name":"a"}' });
     expect(statement.values).toEqual(['{"id":9007199254740993,"name":"a"}', '9007199254740993']);
@@ -196,10 +204,15 @@ describe('sql', () => {
     expect(statement.values).toEqual(['x', 'x', 2]);
   });
 
-
-  it('calls functions with named arguments', () => {
-    const statement = statementFor(planRequest(parseRequest({ method: 'POST', target: 'add', rpc: true, query: '', headers: {}, body: '{"a":1,"b":2}' }), snapshot));
-    expect(statement).toEqual({ text: 'select to_json(public."add"("a" => $1, "b" => $2))::text as body, 1 as page_count, null::bigint as total', values: ['1', '2'] });
+  it('calls functions with named arguments: a POST’s read by PostgreSQL from the body as sent, in their types; a GET’s as query texts', () => {
+    const body = '{"a":9007199254740993,"b":2}';
+    const post = statementFor(planRequest(parseRequest({ method: 'POST', target: 'add', rpc: true, query: '', headers: {}, body }), snapshot));
+    expect(post).toEqual({
+      text: 'select to_json(public."add"("a" => _a."a", "b" => _a."b"))::text as body, 1 as page_count, null::bigint as total from json_to_record($1::json) as _a("a" integer, "b" integer)',
+      values: [body],
+    });
+    const get = statementFor(planRequest(parseRequest({ method: 'GET', target: 'add', rpc: true, query: 'a=1', headers: {} }), snapshot));
+    expect(get).toEqual({ text: 'select to_json(public."add"("a" => $1))::text as body, 1 as page_count, null::bigint as total', values: ['1'] });
   });
 });
 

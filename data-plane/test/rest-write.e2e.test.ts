@@ -19,7 +19,10 @@ const json = (raw: string) => ({ headers: { 'content-type': 'application/json' }
 beforeAll(async () => {
   p = await restProject('rest write');
   await blogSchema(p);
-  await sql(p, 'create table ledger (id int8 primary key, label text default \'dflt\', n int8, amount numeric)');
+  await sql(p, `
+    create table ledger (id int8 primary key, label text default 'dflt', n int8, amount numeric);
+    create function echo_exact(x bigint, y numeric default 0) returns text language sql stable as $$ select x::text || '|' || y::text $$;
+  `);
 });
 
 describe('insert', () => {
@@ -45,6 +48,17 @@ describe('insert', () => {
     const defaults = await rest('POST', 'posts?select=title,published', { headers: { prefer: 'return=representation, missing=default' }, body });
     expect(defaults.status, defaults.text).toBe(201);
     expect(defaults.body).toEqual([{ title: 'first', published: true }, { title: 'second', published: false }]);
+  });
+
+  it('keeps bigints and numerics exact in a bulk insert under Prefer: missing=default', async () => {
+    const raw = '[{"id": 9007199254740993, "n": 9007199254740995, "amount": 12345678901234567890.123456789}, {"id": 9007199254740997, "label": "x", "n": 1}]';
+    const answer = await rest('POST', 'ledger', { headers: { 'content-type': 'application/json', prefer: 'missing=default' }, raw });
+    expect(answer.status, answer.text).toBe(201);
+    const back = await rest('GET', 'ledger?select=id::text,label,n::text,amount::text&id=in.(9007199254740993,9007199254740997)&order=id');
+    expect(back.body).toEqual([
+      { id: '9007199254740993', label: 'dflt', n: '9007199254740995', amount: '12345678901234567890.123456789' },
+      { id: '9007199254740997', label: 'x', n: '1', amount: null },
+    ]);
   });
 
   it('answers headers-only with a Location', async () => {
@@ -184,6 +198,13 @@ describe('rpc', () => {
     expect(answer.body).toEqual([{ id: 2, title: 'Second post' }, { id: 1, title: 'Hello world' }]);
     const filtered = await rest('GET', 'rpc/posts_by_author?author=1&id=eq.2&select=id');
     expect(filtered.body).toEqual([{ id: 2 }]);
+  });
+
+  it('passes bigint and numeric arguments of a POST to PostgreSQL with every digit', async () => {
+    const answer = await rest('POST', 'rpc/echo_exact', json('{"x": 9007199254740993, "y": 12345678901234567890.123456789}'));
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toBe('9007199254740993|12345678901234567890.123456789');
+    expect((await rest('GET', 'rpc/echo_exact?x=9007199254740993')).body).toBe('9007199254740993|0');
   });
 
   it('ignores a Range header on a POST', async () => {

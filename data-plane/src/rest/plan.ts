@@ -35,8 +35,12 @@ export interface InsertPlan extends WritePlanBase {
   columns: ColumnInfo[];
   body: string;
   onConflict?: { columns: ColumnInfo[]; action: 'merge' | 'ignore' };
-  /** `Prefer: missing=default` with objects of differing keys: one insert per key set, each object's JSON re-encoded. */
-  groups?: Array<{ columns: ColumnInfo[]; body: string }>;
+  /**
+   * `Prefer: missing=default` with objects of differing keys: one insert per
+   * key set, each taking its objects out of the body by position (1-based),
+   * so PostgreSQL reads every value as sent.
+   */
+  groups?: Array<{ columns: ColumnInfo[]; ordinals: number[] }>;
   /** PUT: one row put in place by its primary key (answers 200/204, not 201). */
   put?: boolean;
   /** PUT: the eq filters on the primary key, which the body's row must meet to be written (compared by PostgreSQL, in the column's type). */
@@ -58,7 +62,10 @@ export interface DeletePlan extends WritePlanBase {
 export interface RpcPlan extends PlanBase {
   kind: 'rpc';
   fn: FunctionInfo;
-  args: Array<{ arg: FunctionArg; value: unknown }>;
+  /** The arguments given; `value` is the query parameter's text of a GET (a POST's come from `argsJson`). */
+  args: Array<{ arg: FunctionArg; value?: string }>;
+  /** POST: the body as sent, from which PostgreSQL reads each argument in its type (json_to_record), so numbers keep every digit. */
+  argsJson?: string;
   /** For functions returning rows of a known shape: select and modifiers on them. */
   select?: PlannedSelect[];
   modifiers: PlannedModifiers;
@@ -145,24 +152,26 @@ export function planRequest(request: ApiRequest, snapshot: SchemaSnapshot): Plan
 }
 
 /**
- * The objects of a bulk insert grouped by their set of keys (first-seen order).
- * Each group's JSON is re-encoded from the parsed body (integers beyond 2^53 would lose precision here only).
+ * The objects of a bulk insert grouped by their set of keys (first-seen
+ * order), each group as the positions of its objects in the body: the values
+ * stay in the body's text, which PostgreSQL reads (JSON numbers parsed here
+ * would lose the digits of bigints and numerics).
  */
 function keyGroups(value: unknown, relation: RelationInfo, only: string[] | undefined): InsertPlan['groups'] {
   if (!Array.isArray(value)) return undefined;
   const allowed = only ? new Set(only) : undefined;
-  const groups = new Map<string, { names: string[]; rows: unknown[] }>();
-  for (const row of value as Array<Record<string, unknown>>) {
+  const groups = new Map<string, { names: string[]; ordinals: number[] }>();
+  (value as Array<Record<string, unknown>>).forEach((row, index) => {
     // With columns=, keys outside it are ignored, as they are without missing=default.
     const names = Object.keys(row).filter((name) => !allowed || allowed.has(name)).sort();
     const key = JSON.stringify(names);
-    const group = groups.get(key) ?? { names, rows: [] };
-    group.rows.push(row);
+    const group = groups.get(key) ?? { names, ordinals: [] };
+    group.ordinals.push(index + 1);
     groups.set(key, group);
-  }
-  return [...groups.values()].map(({ names, rows }) => ({
+  });
+  return [...groups.values()].map(({ names, ordinals }) => ({
     columns: names.map((name) => relation.columnsByName.get(name) ?? (() => { throw unknownColumn(name, relation.name); })()),
-    body: JSON.stringify(rows),
+    ordinals,
   }));
 }
 
@@ -212,8 +221,13 @@ function planRpc(request: ApiRequest, snapshot: SchemaSnapshot): RpcPlan {
     return [...given.keys()].every((k) => names.has(k)) && candidate.args.every((a) => a.hasDefault || given.has(a.name));
   });
   if (!fn) throw unknownFunction(request.target);
-  const args = fn.args.filter((a) => given.has(a.name)).map((arg) => ({ arg, value: given.get(arg.name) }));
-  const plan: RpcPlan = { kind: 'rpc', ...base(request), fn, args, modifiers: { where: [], order: [] } };
+  const plan: RpcPlan = { kind: 'rpc', ...base(request), fn, args: [], modifiers: { where: [], order: [] } };
+  if (request.body) {
+    plan.args = fn.args.filter((a) => given.has(a.name)).map((arg) => ({ arg }));
+    if (plan.args.length > 0) plan.argsJson = request.body.raw;
+  } else {
+    plan.args = fn.args.filter((a) => given.has(a.name)).map((arg) => ({ arg, value: String(given.get(arg.name)) }));
+  }
   if (fn.resultColumns) {
     const source: Source = { name: fn.name, columns: fn.resultColumns, columnsByName: new Map(fn.resultColumns.map((c) => [c.name, c])) };
     const root = request.modifiers.get('')!;

@@ -116,11 +116,17 @@ function bodyRows(plan: InsertPlan, payload: string): string {
   return `(select * from json_populate_recordset(null::${qualified(plan.relation.name)}, (select case when json_typeof(j) = 'array' then j else json_build_array(j) end from (select ${payload}::json as j) _p))) _r`;
 }
 
+/** The objects of the body array at the given 1-based positions, as rows of the table: taken out by PostgreSQL, never re-encoded. */
+function bodyRowsAt(plan: InsertPlan, payload: string, ordinals: string): string {
+  return `(select _o.* from json_array_elements(${payload}::json) with ordinality _e(j, n) cross join lateral json_populate_record(null::${qualified(plan.relation.name)}, _e.j) _o where _e.n = any(${ordinals}::int[]) order by _e.n) _r`;
+}
+
 function insertSql(plan: InsertPlan): Statement {
   const params = new Params();
   if (plan.groups) {
     // Prefer: missing=default — one INSERT per set of keys, so each leaves out (defaults) what its objects lack.
-    const ctes = plan.groups.map((group, i) => `pgrst_g${i} as (${insertOf(plan, group.columns, bodyRows(plan, params.add(group.body)), params)})`);
+    const payload = params.add(plan.body);
+    const ctes = plan.groups.map((group, i) => `pgrst_g${i} as (${insertOf(plan, group.columns, bodyRowsAt(plan, payload, params.add(group.ordinals)), params)})`);
     const union = plan.groups.map((_, i) => `select * from pgrst_g${i}`).join(' union all ');
     return { text: `with ${ctes.join(', ')}, pgrst_mutation as (${union}) ${mutationAnswerSql(plan, params)}`, values: params.values };
   }
@@ -164,27 +170,39 @@ function deleteSql(plan: DeletePlan): Statement {
   return { text: `with pgrst_mutation as (${mutation}) ${mutationAnswerSql(plan, params)}`, values: params.values };
 }
 
-/** Argument values as PostgreSQL reads them: JSON for json/jsonb, arrays as arrays, scalars as text. */
-function argValue(type: string, value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  if (type === 'json' || type === 'jsonb') return JSON.stringify(value);
-  if (Array.isArray(value)) return value;
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+/**
+ * The call of the plan's function with named arguments, and the FROM item
+ * its arguments come from: a POST's are read by PostgreSQL out of the body as
+ * sent, each in its parameter's type from the catalog (json_to_record, as
+ * PostgREST does), so no value passes through a JavaScript number; a GET's
+ * are the query's texts, whose type PostgreSQL infers from the function.
+ */
+function callOf(plan: RpcPlan, params: Params): { call: string; from?: string } {
+  const fn = `public.${ident(plan.fn.name)}`;
+  if (plan.argsJson === undefined) {
+    return { call: `${fn}(${plan.args.map(({ arg, value }) => `${ident(arg.name)} => ${params.add(value ?? null)}`).join(', ')})` };
+  }
+  const record = plan.args.map(({ arg }) => `${ident(arg.name)} ${arg.type}`).join(', ');
+  return {
+    call: `${fn}(${plan.args.map(({ arg }) => `${ident(arg.name)} => _a.${ident(arg.name)}`).join(', ')})`,
+    from: `json_to_record(${params.add(plan.argsJson)}::json) as _a(${record})`,
+  };
 }
 
 function rpcSql(plan: RpcPlan): Statement {
   const params = new Params();
-  // Named notation: PostgreSQL infers each parameter's type from the chosen function.
-  const call = `public.${ident(plan.fn.name)}(${plan.args.map(({ arg, value }) => `${ident(arg.name)} => ${params.add(argValue(arg.type, value))}`).join(', ')})`;
+  const { call, from } = callOf(plan, params);
+  // The arguments' row, when there is one, comes first in FROM; the call (in FROM or in the select list) reads it.
+  const fromArgs = from === undefined ? '' : ` from ${from}`;
+  const before = from === undefined ? '' : `${from}, `;
   const shape = bodyShape(plan);
-  if (plan.fn.returnsVoid) return { text: `select ${call}, null::text as body, 0 as page_count, null::bigint as total`, values: params.values };
+  if (plan.fn.returnsVoid) return { text: `select ${call}, null::text as body, 0 as page_count, null::bigint as total${fromArgs}`, values: params.values };
   if (plan.select && plan.fn.resultColumns) {
     const t = '_t0';
     const aliases = new Aliases();
     const list = selectListSql(plan.select, t, params, aliases);
     const where = whereSql(plan.modifiers.where, t, params);
-    const page = `select ${list} from ${call} ${t} where ${where}${orderSql(plan.modifiers.order, t, params)}${pageSql(plan.modifiers, params)}`;
+    const page = `select ${list} from ${before}${call} ${t} where ${where}${orderSql(plan.modifiers.order, t, params)}${pageSql(plan.modifiers, params)}`;
     if (!plan.fn.returnsSet) {
       // One row: answered as an object, as PostgREST does for a function returning a single composite.
       return { text: `select (select to_json(_s) from (${page}) _s)::text as body, 1 as page_count, null::bigint as total`, values: params.values };
@@ -192,9 +210,9 @@ function rpcSql(plan: RpcPlan): Statement {
     return { text: `select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, null::bigint as total from (${page}) _s`, values: params.values };
   }
   if (plan.fn.returnsSet) {
-    return { text: `select coalesce(json_agg(_s.v), '[]')::text as body, count(*)::int as page_count, null::bigint as total from ${call} as _s(v)`, values: params.values };
+    return { text: `select coalesce(json_agg(_s.v), '[]')::text as body, count(*)::int as page_count, null::bigint as total from ${before}${call} as _s(v)`, values: params.values };
   }
-  return { text: `select to_json(${call})::text as body, 1 as page_count, null::bigint as total`, values: params.values };
+  return { text: `select to_json(${call})::text as body, 1 as page_count, null::bigint as total${fromArgs}`, values: params.values };
 }
 
 /** Builds the one statement of a plan. */
