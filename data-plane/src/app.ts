@@ -16,6 +16,7 @@ import type { RefreshTokens } from './auth/refresh-tokens';
 import { RateLimitedError } from './auth/rate-limits';
 import type { ProjectMailers } from './mail/project-mailers';
 import { bindAccountRoutes } from './auth/account-routes';
+import { AfterAnswer } from './auth/after-answer';
 import type { AccessTokens } from './auth/access-tokens';
 import type { OwnerPools } from './tenants/owner-pools';
 import type { DataApi } from './rest/data-api';
@@ -52,6 +53,10 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
     return { status: 'ok', pid: process.pid };
   });
 
+  // Codes mailed after their answer: a replica told to stop sends them before its pools close.
+  const auth = { ...deps, afterAnswer: new AfterAnswer() };
+  app.addHook('onClose', () => auth.afterAnswer.settled());
+
   for (const prefix of ['/rest/v1', '/api/rest/v1']) {
     void app.register(
       async (scope) => {
@@ -59,9 +64,9 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
         bindRestRoot(scope, deps.directory, deps.publicUrl, deps.dataApi);
         if (deps.dataApi) bindDataApi(scope, deps.dataApi);
         bindAuthJwks(scope, deps.directory);
-        bindAuthRoutes(scope, deps);
-        bindCodeRoutes(scope, deps);
-        bindAccountRoutes(scope, deps);
+        bindAuthRoutes(scope, auth);
+        bindCodeRoutes(scope, auth);
+        bindAccountRoutes(scope, auth);
       },
       { prefix },
     );

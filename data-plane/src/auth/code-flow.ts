@@ -53,8 +53,8 @@ export async function mailCode(deps: AuthDependencies, project: DirectoryEntry, 
  * the mail fails; the failure is logged, never with the code or the address.
  */
 export function sendCodeAfterAnswer(deps: AuthDependencies, project: DirectoryEntry, purpose: CodePurpose, email: string, userId: string): void {
-  setImmediate(() => {
-    void (async () => {
+  deps.afterAnswer.run(() =>
+    (async () => {
       const code = await deps.tenants.transaction(project.projectId, (tx) => deps.codes.issue(tx, project.projectId, purpose, email, userId, project.authSettings.otpTtl));
       try {
         await mailCode(deps, project, purpose, email, code);
@@ -65,8 +65,8 @@ export function sendCodeAfterAnswer(deps: AuthDependencies, project: DirectoryEn
     })().catch((error: unknown) => {
       const failure = error as { code?: string; details?: unknown; cause?: unknown };
       deps.log.error({ err: failure.cause ?? error, code: failure.code, details: failure.details, projectId: project.projectId, purpose }, 'a code email sent after the answer failed; the code is withdrawn');
-    });
-  });
+    }),
+  );
 }
 
 /** Redeems a code in its own transaction (tries and burns are kept), raising the refusal after commit. */

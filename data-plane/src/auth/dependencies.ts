@@ -4,6 +4,7 @@ import type { ProjectDirectory } from '../directory/project-directory';
 import type { ProjectMailers } from '../mail/project-mailers';
 import type { OwnerPools } from '../tenants/owner-pools';
 import type { AccessTokens } from './access-tokens';
+import type { AfterAnswer } from './after-answer';
 import type { CodeBook } from './codes';
 import type { RefreshTokens } from './refresh-tokens';
 
@@ -16,4 +17,6 @@ export interface AuthDependencies {
   mailers: ProjectMailers;
   /** Where a code mailed after the answer reports a failure (nobody else is left to hear it). */
   log: Logger;
+  /** Work left behind by answers, finished before the replica stops. */
+  afterAnswer: AfterAnswer;
 }
