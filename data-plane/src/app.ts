@@ -50,7 +50,8 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
 
   app.get('/healthz', async (_request, reply) => {
     if (!deps.directory.ready) return reply.status(503).send({ status: 'unavailable', pid: process.pid });
-    return { status: 'ok', pid: process.pid };
+    // `position`: the last project event this replica follows, so a deployment (and a test) can tell it has caught up.
+    return { status: 'ok', pid: process.pid, position: deps.directory.appliedPosition };
   });
 
   // Codes mailed after their answer: a replica told to stop sends them before its pools close.

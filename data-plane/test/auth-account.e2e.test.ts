@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apikey, bearer, call, createProject, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+import { apikey, bearer, call, createProject, dataPlanesCaughtUp, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { codeFor, inbox } from '../../deploy/test/inbox';
 
 let operator: Operator;
@@ -24,7 +24,12 @@ async function signUp(email = address()) {
 }
 
 const signIn = (email: string, secret = password) => call('POST', '/rest/v1/auth/signin', { headers: anon(), body: { email, password: secret } });
-const settings = (body: object) => call('PATCH', `/api/projects/${project.id}/auth/settings`, { headers: bearer(operator.token), body });
+/** Changes the project's auth settings and answers once every replica has them (the answer promises them within a second). */
+async function settings(body: object) {
+  const answer = await call('PATCH', `/api/projects/${project.id}/auth/settings`, { headers: bearer(operator.token), body });
+  if (answer.status === 200) await dataPlanesCaughtUp();
+  return answer;
+}
 
 beforeAll(async () => {
   operator = await signUpOperator('Accounts');

@@ -80,6 +80,33 @@ export async function projectEventTypes(projectId: string, afterVersion = 0): Pr
   }
 }
 
+/**
+ * Waits until every data-plane replica follows the project events recorded
+ * so far (its `/healthz` position): what a change's answer promises only
+ * "within a second" (auth settings) is then there on every replica. Fails
+ * after `withinMs`.
+ */
+export async function dataPlanesCaughtUp(withinMs = 1000): Promise<void> {
+  const db = new pg.Client({ connectionString: inject('databaseUrl') });
+  await db.connect();
+  let recorded: number;
+  try {
+    const { rows } = await db.query<{ position: string | null }>(`select max(global_position) as position from events where stream_id like 'project-%'`);
+    recorded = Number(rows[0]?.position ?? 0);
+  } finally {
+    await db.end();
+  }
+  const deadline = Date.now() + withinMs;
+  for (const port of inject('servicePorts').dataPlanes) {
+    for (;;) {
+      const health = (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as { position?: number };
+      if ((health.position ?? 0) >= recorded) break;
+      if (Date.now() > deadline) throw new Error(`data plane on port ${port} is at event ${health.position}, not ${recorded}, after ${withinMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+}
+
 export async function streamVersion(projectId: string): Promise<number> {
   return (await projectEventTypes(projectId)).length;
 }

@@ -58,6 +58,11 @@ export class ProjectDirectory {
     return this.caughtUpOnce;
   }
 
+  /** The global position of the last project event applied: a replica has every change recorded up to it. */
+  get appliedPosition(): number {
+    return this.position;
+  }
+
   /**
    * Calls `listener` with every event the directory applies from now on
    * (after its own state changed), e.g. to drop a cache on a schema event.
