@@ -92,12 +92,13 @@ export interface NewUser {
   signingIn?: boolean | undefined;
 }
 
+/** A new user; the address is stored lowercased (by the data plane's flows and the operators' users API alike). */
 export async function createUser(tx: SqlClient, input: NewUser): Promise<StoredUser> {
   return (await writeUser(
     tx,
     `insert into auth.users (email, encrypted_password, first_name, last_name, username, email_verified_at, last_sign_in_at)
      values ($1, $2, $3, $4, $5, case when $6::boolean then now() end, case when $7::boolean then now() end) returning ${USER}`,
-    [input.email, input.passwordHash, input.firstName ?? null, input.lastName ?? null, input.username ?? null, input.emailVerified ?? false, input.signingIn ?? false],
+    [input.email.toLowerCase(), input.passwordHash, input.firstName ?? null, input.lastName ?? null, input.username ?? null, input.emailVerified ?? false, input.signingIn ?? false],
   ))!;
 }
 
@@ -126,7 +127,8 @@ export function updateUser(tx: SqlClient, userId: string, change: ProfileChange)
   if (change.firstName !== undefined) set('first_name', change.firstName);
   if (change.lastName !== undefined) set('last_name', change.lastName);
   if (change.username !== undefined) set('username', change.username);
-  if (change.email !== undefined) set('email', change.email);
+  // Stored lowercased, as GoTrue stores them (lookups ignore case, so rows stored as typed before still match).
+  if (change.email !== undefined) set('email', change.email.toLowerCase());
   if (change.emailVerified !== undefined) {
     values.push(change.emailVerified);
     sets.push(`email_verified_at = case when $${values.length}::boolean then coalesce(email_verified_at, now()) end`);
