@@ -67,6 +67,17 @@ export interface OrderTerm {
 
 const IS_VALUES = new Set(['null', 'not_null', 'true', 'false', 'unknown']);
 
+/**
+ * How deep `select=` embeddings and `or=`/`and=` trees may nest. The parsers
+ * recurse once per level: without a bound a few kilobytes of parentheses
+ * overflow the stack (a 500); past it, PostgreSQL's own stack is next.
+ */
+export const MAX_NESTING = 32;
+
+function checkDepth(depth: number, what: string): void {
+  if (depth > MAX_NESTING) throw invalidFilter(`${what} nests deeper than ${MAX_NESTING} levels`);
+}
+
 /** Splits at top-level commas, honouring parentheses, braces and double quotes. */
 export function splitTopLevel(text: string): string[] {
   const parts: string[] = [];
@@ -108,7 +119,7 @@ function unquote(text: string): string {
 /** Parses `select=`; empty or absent means `*`. */
 export function parseSelect(text: string | undefined): SelectItem[] {
   if (text === undefined || text.trim() === '') return [{ kind: 'star' }];
-  return splitTopLevel(text).map((item) => parseSelectItem(item.trim()));
+  return splitTopLevel(text).map((item) => parseSelectItem(item.trim(), 0));
 }
 
 const NAME = /^[^\s:!()",.]+$/;
@@ -156,12 +167,12 @@ function parseEmbedHead(head: string, item: string): { relation: string; hint?: 
   return { relation, hint, inner };
 }
 
-function parseSelectItem(item: string): SelectItem {
+function parseSelectItem(item: string, depth: number): SelectItem {
   if (item === '') throw invalidFilter('empty item in select');
   if (item === '*') return { kind: 'star' };
   if (item.startsWith('...')) {
     // `...rel(cols)`: the embedded row's columns are spread into the parent's.
-    const embedded = parseSelectItem(item.slice(3));
+    const embedded = parseSelectItem(item.slice(3), depth);
     if (embedded.kind !== 'embed' || embedded.alias !== undefined) throw invalidFilter(`"${item}": only an embedded resource without alias can be spread`);
     return { ...embedded, spread: true };
   }
@@ -178,9 +189,10 @@ function parseSelectItem(item: string): SelectItem {
   // An opening parenthesis before any cast opens an embedding; after one it belongs to the type (`::numeric(10,2)`).
   if (open >= 0 && (cast < 0 || open < cast)) {
     if (!rest.endsWith(')')) throw invalidFilter(`"${item}" is not a valid embedded resource`);
+    checkDepth(depth + 1, 'select');
     const { relation, hint, inner } = parseEmbedHead(rest.slice(0, open), item);
     const inside = rest.slice(open + 1, -1);
-    return { kind: 'embed', relation, alias, hint, inner, children: inside.trim() === '' ? [] : splitTopLevel(inside).map((child) => parseSelectItem(child.trim())) };
+    return { kind: 'embed', relation, alias, hint, inner, children: inside.trim() === '' ? [] : splitTopLevel(inside).map((child) => parseSelectItem(child.trim(), depth + 1)) };
   }
   const name = cast < 0 ? rest : rest.slice(0, cast);
   const type = cast < 0 ? undefined : rest.slice(cast + 2);
@@ -235,14 +247,15 @@ export function parseFilter(column: string, text: string, insideLogic = false): 
 }
 
 /** Parses `(a.eq.1,b.gt.2,and(c.is.null,not.d.eq.4))` as the children of an `or`/`and`. */
-export function parseLogic(op: 'and' | 'or', negate: boolean, text: string): LogicCondition {
+export function parseLogic(op: 'and' | 'or', negate: boolean, text: string, depth = 1): LogicCondition {
+  checkDepth(depth, `${op}=`);
   if (!text.startsWith('(') || !text.endsWith(')')) throw invalidFilter(`${op}=${text}: expected a parenthesised list`);
   const inner = text.slice(1, -1);
   if (inner.trim() === '') throw invalidFilter(`${op}=${text}: empty list`);
   const children = splitTopLevel(inner).map((part): Condition => {
     const item = part.trim();
     const nested = /^(not\.)?(and|or)(\(.*\))$/s.exec(item);
-    if (nested) return parseLogic(nested[2] as 'and' | 'or', nested[1] !== undefined, nested[3]!);
+    if (nested) return parseLogic(nested[2] as 'and' | 'or', nested[1] !== undefined, nested[3]!, depth + 1);
     const dot = item.indexOf('.');
     if (dot <= 0) throw invalidFilter(`"${item}" in ${op}=: expected <column>.<operator>.<value>`);
     return parseFilter(item.slice(0, dot), item.slice(dot + 1), true);
