@@ -3,7 +3,7 @@
  * order, paging, Prefer and Accept, and the refusals of malformed input.
  */
 import { describe, expect, it } from 'vitest';
-import { parseFilter, parseLogic, parseOrder, parseSelect, splitJsonPath, splitTopLevel } from '../src/rest/grammar';
+import { MAX_NESTING, parseFilter, parseLogic, parseOrder, parseSelect, splitJsonPath, splitTopLevel } from '../src/rest/grammar';
 import { parseAccept, parseRequest, type RawRequest } from '../src/rest/parse';
 
 const raw = (query: string, more: Partial<RawRequest> = {}): RawRequest => ({ method: 'GET', target: 'posts', rpc: false, query, headers: {}, ...more });
@@ -83,6 +83,18 @@ describe('filters and logic', () => {
     expect(splitTopLevel('a,(b,c),"d,e",{f,g}')).toEqual(['a', '(b,c)', '"d,e"', '{f,g}']);
   });
 
+  it('refuses or=/and= trees and select embeddings nested past MAX_NESTING with 400, not a stack overflow', () => {
+    const logic = (depth: number) => `(${Array.from({ length: depth }).reduce<string>((inner) => `or(${inner})`, 'id.eq.1')})`;
+    const embeds = (depth: number) => Array.from({ length: depth }).reduce<string>((inner) => `posts(${inner})`, 'id');
+    expect(() => parseLogic('or', false, logic(MAX_NESTING - 1))).not.toThrow();
+    expect(() => parseSelect(embeds(MAX_NESTING))).not.toThrow();
+    for (const depth of [MAX_NESTING, 5000]) {
+      expect(() => parseLogic('or', false, logic(depth))).toThrow(expect.objectContaining({ status: 400, code: 'invalid_filter' }));
+      expect(() => parseSelect(embeds(depth + 1))).toThrow(expect.objectContaining({ status: 400, code: 'invalid_filter' }));
+      expect(() => parseRequest(raw(`not.and=${logic(depth)}`))).toThrow(expect.objectContaining({ status: 400 }));
+    }
+  });
+
   it('splits JSON paths', () => {
     expect(splitJsonPath('meta->a->>b')).toEqual({ name: 'meta', json: [{ op: '->', key: 'a' }, { op: '->>', key: 'b' }] });
     expect(splitJsonPath('plain')).toEqual({ name: 'plain', json: [] });
@@ -137,6 +149,15 @@ describe('requests', () => {
     expect(parseAccept('text/csv')).toBe('csv');
     expect(parseAccept('text/html, */*;q=0.8')).toBe('json');
     expect(() => parseAccept('application/xml')).toThrow(/none of these media types/);
+  });
+
+  it('ignores preferences it does not honour unless Prefer: handling=strict asks, which is 400 naming them (PostgREST PGRST122)', () => {
+    const prefer = (value: string) => parseRequest(raw('', { headers: { prefer: value } })).prefer;
+    expect(prefer('handling=lenient, foo, bar, tx=rollback, count=exact')).toMatchObject({ count: 'exact' });
+    expect(prefer('handling=strict, count=exact, return=minimal, missing=null')).toMatchObject({ count: 'exact' });
+    for (const [value, named] of [['handling=strict, foo, bar', 'foo, bar'], ['count=bogus,handling=strict', 'count=bogus'], ['handling=strict, tx=rollback', 'tx=rollback'], ['handling=strict, max-affected=1', 'max-affected=1']]) {
+      expect(() => prefer(value!), value).toThrow(expect.objectContaining({ status: 400, message: 'Invalid preferences given with handling=strict', details: `Invalid preferences: ${named}` }));
+    }
   });
 
   it('maps methods to actions and refuses bodies that are not JSON objects', () => {

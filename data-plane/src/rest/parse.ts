@@ -73,14 +73,21 @@ function nonNegativeInteger(name: string, text: string): number {
 
 function parsePrefer(text: string | undefined): ApiRequest['prefer'] {
   const prefer: ApiRequest['prefer'] = { return: 'minimal', missingDefault: false };
+  let invalid: string[] | undefined;
+  let strict = false;
   for (const token of (text ?? '').split(',').map((t) => t.trim()).filter(Boolean)) {
     const [key, value] = token.split('=').map((s) => s.trim());
     if (key === 'return' && (value === 'minimal' || value === 'representation' || value === 'headers-only')) prefer.return = value;
     else if (key === 'count' && (value === 'exact' || value === 'planned' || value === 'estimated')) prefer.count = value;
     else if (key === 'resolution' && (value === 'merge-duplicates' || value === 'ignore-duplicates')) prefer.resolution = value;
     else if (key === 'missing' && value === 'default') prefer.missingDefault = true;
-    // Other preferences (tx, timezone, handling) are ignored, as PostgREST ignores unknown ones by default.
+    else if (key === 'missing' && value === 'null') continue;
+    else if (key === 'handling' && (value === 'strict' || value === 'lenient')) strict = value === 'strict';
+    // Anything else (unknown, or not honoured here: tx, as PostgREST's default db-tx-end refuses it; timezone; max-affected) is ignored, as PostgREST ignores it by default…
+    else (invalid ??= []).push(token);
   }
+  // …unless the client asked to be told (PostgREST's PGRST122): it must not believe a preference it relies on was applied.
+  if (strict && invalid) throw invalidRequest('Invalid preferences given with handling=strict', `Invalid preferences: ${invalid.join(', ')}`);
   return prefer;
 }
 
