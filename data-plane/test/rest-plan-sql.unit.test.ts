@@ -103,6 +103,17 @@ describe('plan', () => {
     const call = planRequest(parseRequest({ method: 'GET', target: 'add', rpc: true, query: 'a=1', headers: {} }), snapshot);
     expect(call.kind === 'rpc' && call.args).toEqual([{ arg: expect.objectContaining({ name: 'a' }), value: '1' }]);
   });
+
+  it('answers 300 for overloads whose argument names do not tell them apart, as PostgREST (PGRST203), instead of picking one by catalog order', () => {
+    const fn = (type: string, more: Array<{ name: string; type: string; hasDefault: boolean }> = []) => ({ name: 'ov', args: [{ name: 'a', type, hasDefault: false }, ...more], returnType: type, returnsSet: false, returnsRow: false, returnsVoid: false, volatile: false });
+    const overloaded = snapshotOf({ relations: [], functions: [fn('integer'), fn('text'), fn('integer', [{ name: 'b', type: 'integer', hasDefault: false }])] });
+    const call = (method: string, query: string, body?: string) => planRequest(parseRequest({ method, target: 'ov', rpc: true, query, headers: {}, ...(body ? { body } : {}) }), overloaded);
+    for (const attempt of [() => call('GET', 'a=1'), () => call('POST', '', '{"a":"x"}')]) {
+      expect(attempt).toThrow(expect.objectContaining({ status: 300, code: 'ambiguous_function', details: ['ov(a => integer)', 'ov(a => text)'] }));
+    }
+    const both = call('POST', '', '{"a":1,"b":2}');
+    expect(both.kind === 'rpc' && both.fn.args.map((a) => a.name)).toEqual(['a', 'b']);
+  });
 });
 
 describe('sql', () => {

@@ -219,6 +219,17 @@ describe('rpc', () => {
     expect((await rest('POST', 'rpc/add_numbers', { body: { x: 1 } })).status).toBe(404);
   });
 
+  it('answers 300 for overloads the argument names cannot tell apart, by GET and POST, rather than call either', async () => {
+    await sql(p, `
+      create function overloaded(a int) returns text language sql stable as $$ select 'int' $$;
+      create function overloaded(a text) returns text language sql stable as $$ select 'text' $$;
+    `);
+    for (const answer of [await rest('GET', 'rpc/overloaded?a=1'), await rest('POST', 'rpc/overloaded', { body: { a: 'x' } })]) {
+      expect(answer.status, answer.text).toBe(300);
+      expect(answer.body).toMatchObject({ code: 'ambiguous_function', details: expect.arrayContaining(['overloaded(a => integer)', 'overloaded(a => text)']) });
+    }
+  });
+
   it("answers raise sqlstate 'PTxyz' with status xyz and the raised message, detail and hint, as PostgREST does", async () => {
     await sql(p, `create function pay_first() returns int language plpgsql as $$ begin raise sqlstate 'PT402' using message = 'Payment Required', detail = 'the trial is over', hint = 'upgrade'; end $$`);
     const answer = await rest('POST', 'rpc/pay_first', { body: {} });

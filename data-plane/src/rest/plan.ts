@@ -6,7 +6,7 @@
  */
 import type { ApiRequest, CountPreference, MediaType, ReturnPreference } from './parse';
 import { checkModifierPaths, planModifiers, planSelect, type PlannedCondition, type PlannedModifiers, type PlannedSelect, type Source } from './plan-select';
-import { filterRequired, invalidRequest, unknownColumn, unknownFunction, unknownTable } from './rest-errors';
+import { ambiguousFunction, filterRequired, invalidRequest, unknownColumn, unknownFunction, unknownTable } from './rest-errors';
 import type { ColumnInfo, FunctionArg, FunctionInfo, RelationInfo, SchemaSnapshot } from './schema-model';
 import { parseFilter } from './grammar';
 
@@ -216,11 +216,14 @@ function planRpc(request: ApiRequest, snapshot: SchemaSnapshot): RpcPlan {
     if (argNames.has(key)) given.set(key, value);
     else filters.push([key, value]);
   }
-  const fn = overloads.find((candidate) => {
+  const matching = overloads.filter((candidate) => {
     const names = new Set(candidate.args.map((a) => a.name));
     return [...given.keys()].every((k) => names.has(k)) && candidate.args.every((a) => a.hasDefault || given.has(a.name));
   });
+  const fn = matching[0];
   if (!fn) throw unknownFunction(request.target);
+  // Overloads the argument names cannot tell apart: PostgREST answers 300 (PGRST203) rather than pick one by catalog order.
+  if (matching.length > 1) throw ambiguousFunction(request.target, matching.map((f) => `${f.name}(${f.args.map((a) => `${a.name} => ${a.type}`).join(', ')})`));
   const plan: RpcPlan = { kind: 'rpc', ...base(request), fn, args: [], modifiers: { where: [], order: [] } };
   if (request.body) {
     plan.args = fn.args.filter((a) => given.has(a.name)).map((arg) => ({ arg }));

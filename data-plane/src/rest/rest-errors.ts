@@ -29,6 +29,8 @@ export const unknownFunction = (name: string) =>
 
 export const ambiguousEmbedding = (from: string, to: string, candidates: string[]) =>
   new ApiError(300, 'ambiguous_relation', `more than one relationship was found for "${from}" and "${to}"`, candidates, `name one with !<foreign key>, e.g. ${to}!${candidates[0] ?? 'fk'}(...)`);
+export const ambiguousFunction = (name: string, candidates: string[]) =>
+  new ApiError(300, 'ambiguous_function', `could not choose the best candidate function between: ${candidates.join(', ')}`, candidates, `rename the arguments of public.${name}'s overloads so that their names tell them apart`);
 export const notSingleObject = (rows: number) =>
   new ApiError(406, 'not_single_object', 'JSON object requested, multiple (or no) rows returned', `the result contains ${rows} rows`);
 export const putKeyMismatch = (primaryKey: string[]) =>
