@@ -78,6 +78,6 @@ describe('a fleet of data planes', () => {
     expect(took).toBeLessThan(1000);
     const added = await call('POST', `/api/projects/${p.project.id}/tables/items/columns`, { headers: bearer(p.operator.token), body: { name: 'price', type: 'int4' } });
     expect(added.status).toBe(201);
-    await everywhereWithin(1000, async (base) => 'price' in (await direct(base, '/rest/v1/', p.project.anonKey)).body.components.schemas.items.properties);
+    await everywhereWithin(1000, async (base) => 'price' in (await direct(base, '/rest/v1/', p.project.anonKey)).body.definitions.items.properties);
   });
 });

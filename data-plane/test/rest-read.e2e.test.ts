@@ -278,8 +278,53 @@ describe('the OpenAPI root', () => {
     const answer = await call('GET', '/rest/v1/', { headers: p.anon });
     expect(answer.status).toBe(200);
     expect(Object.keys(answer.body.paths)).toEqual(expect.arrayContaining(['/authors', '/posts', '/comments', '/rpc/add_numbers']));
-    expect(answer.body.components.schemas.posts.properties.title).toMatchObject({ type: 'string', format: 'text' });
-    expect(answer.body.components.schemas.posts.required).toEqual(['title']);
+    expect(answer.body.definitions.posts.properties.title).toMatchObject({ type: 'string', format: 'text' });
+    expect(answer.body.definitions.posts.required).toEqual(['title']);
+  });
+
+  it('is a Swagger 2.0 document as PostgREST serves it: definitions, shared parameters, every $ref resolving, query parameters typed and bodies with a schema', async () => {
+    const { body: doc } = await call('GET', '/rest/v1/', { headers: p.anon });
+    expect(doc).toMatchObject({ swagger: '2.0', basePath: '/rest/v1', schemes: [expect.stringMatching(/^https?$/)], host: expect.any(String) });
+    expect(doc).not.toHaveProperty('openapi');
+    expect(doc).not.toHaveProperty('components');
+    expect(doc.definitions.posts.properties).toMatchObject({ id: { type: 'integer', format: 'bigint', description: expect.stringContaining('Primary Key') }, tags: { type: 'array', format: 'text[]', items: { type: 'string' } }, meta: { format: 'jsonb' } });
+    const refs: string[] = [];
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node && typeof node === 'object') for (const [key, value] of Object.entries(node)) key === '$ref' ? refs.push(value as string) : walk(value);
+    };
+    walk(doc);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const target of refs) {
+      const [, section, name] = /^#\/(definitions|parameters)\/(.+)$/.exec(target) ?? [];
+      expect(doc[section!]?.[decodeURIComponent(name!).replace(/~1/g, '/').replace(/~0/g, '~')], target).toBeDefined();
+    }
+    for (const [path, operations] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, operation] of Object.entries<any>(operations)) {
+        expect(Object.keys(operation.responses).length, `${method} ${path}`).toBeGreaterThan(0);
+        for (const parameter of operation.parameters ?? []) {
+          const resolved = parameter.$ref ? doc.parameters[decodeURIComponent(parameter.$ref.split('/').pop())] : parameter;
+          if (resolved.in === 'body') expect(resolved.schema, `${method} ${path}`).toBeDefined();
+          else expect(resolved, `${method} ${path}`).toMatchObject({ in: expect.stringMatching(/^(query|header|path)$/), type: expect.any(String) });
+        }
+      }
+    }
+    expect(doc.paths['/rpc/add_numbers'].post.parameters[0]).toMatchObject({ in: 'body', schema: { type: 'object', required: ['a'], properties: { a: { type: 'integer' }, b: { type: 'integer' } } } });
+  });
+
+  it('follows changes made through the SQL console within a second, on every replica', async () => {
+    const definitionOnEachReplica = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const seen = [];
+      for (let i = 0; i < 2; i++) seen.push((await call('GET', '/rest/v1/', { headers: p.anon })).body.definitions.api_doc);
+      return seen;
+    };
+    await sql(p, 'create table api_doc (id int primary key, label varchar(20) not null)');
+    for (const seen of await definitionOnEachReplica()) expect(seen).toMatchObject({ required: ['id', 'label'], properties: { label: { type: 'string', format: 'character varying(20)' } } });
+    await sql(p, 'alter table api_doc add column note text, alter column label set default \'\'');
+    for (const seen of await definitionOnEachReplica()) expect(seen).toMatchObject({ required: ['id'], properties: { note: { type: 'string', format: 'text' } } });
+    await sql(p, 'drop table api_doc');
+    for (const seen of await definitionOnEachReplica()) expect(seen).toBeUndefined();
   });
 });
 

@@ -18,7 +18,7 @@ describe('GET /rest/v1/', () => {
     for (const path of ['/rest/v1/', '/api/rest/v1/']) {
       const answer = await call('GET', path, { headers: { apikey: project.anonKey } });
       expect(answer.status).toBe(200);
-      expect(answer.body).toMatchObject({ openapi: expect.stringMatching(/^3\./), info: { title: 'rest app' }, paths: {} });
+      expect(answer.body).toMatchObject({ swagger: '2.0', info: { title: 'rest app' }, basePath: '/rest/v1', paths: {}, definitions: {} });
     }
     const byQuery = await call('GET', `/rest/v1/?apikey=${encodeURIComponent(project.serviceKey)}`);
     expect(byQuery.status).toBe(200);
