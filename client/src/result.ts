@@ -64,8 +64,24 @@ export function httpError(status: number, body: unknown): ClientError {
  */
 export function withClientError<A extends { error: unknown; status: number }>(answer: A): A {
   if (answer.error === null || answer.error === undefined) return answer;
-  return { ...answer, error: answer.status === 0 ? networkError(answer.error) : httpError(answer.status, answer.error) };
+  return { ...answer, error: answer.status === 0 ? networkError(answer.error) : builderError(answer.status, answer.error) };
 }
+
+/**
+ * postgrest-js records a body that is not JSON as `{ message: body }` (on a
+ * success too), and a `maybeSingle()` that found several rows under its own
+ * code: both are put in the terms the rest of the client uses.
+ */
+function builderError(status: number, error: unknown): ClientError {
+  const record = error as { code?: unknown; message?: unknown };
+  if (record.code === undefined && typeof record.message === 'string') {
+    if (status < 400) return { ...clientError('invalid_response', `the server answered ${status} with a body that is not JSON`), status };
+    return httpError(status, record.message);
+  }
+  if (record.code === 'PGRST116' && isErrorBody(error)) return { ...httpError(status, error), code: 'not_single_object' };
+  return httpError(status, error);
+}
+
 
 const messageOf = (cause: unknown) =>
   typeof cause === 'object' && cause !== null && typeof (cause as { message?: unknown }).message === 'string' ? (cause as { message: string }).message : String(cause);

@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createClient, type BaseplaneClient } from '../src/index';
 import { bearer, call } from '../../deploy/test/http';
-import { appClient, clientProject, createTable, deadBaseUrl, newEmail, PASSWORD, type ClientProject } from './client-fixtures';
+import { appClient, clientProject, createTable, deadBaseUrl, garbageServer, newEmail, PASSWORD, type ClientProject } from './client-fixtures';
 
 let p: ClientProject;
 let anon: BaseplaneClient;
@@ -64,7 +64,10 @@ describe('writing and reading', () => {
     expect(none).toMatchObject({ data: null, error: null });
     const many = await anon.from('posts').select('title').single();
     expect(many.data).toBeNull();
-    expect(many.error).toMatchObject({ code: expect.any(String), message: expect.any(String), status: 406 });
+    expect(many.error).toMatchObject({ code: 'not_single_object', message: expect.any(String), status: 406 });
+    // maybeSingle() counts the rows itself (postgrest-js): the same refusal, under API.md's code.
+    const several = await anon.from('posts').select('title').maybeSingle();
+    expect(several).toMatchObject({ data: null, status: 406, error: { code: 'not_single_object', status: 406 } });
   });
 
   it('updates, upserts and deletes with the service key', async () => {
@@ -117,6 +120,18 @@ describe('failures', () => {
     expect(unfiltered.error).toMatchObject({ code: 'filter_required', status: 400 });
     const wrongKey = await createClient(inject('baseUrl'), 'bp_anon_not-a-key').from('posts').select();
     expect(wrongKey.error).toEqual({ code: 'invalid_api_key', message: expect.any(String), details: null, hint: null, status: 401 });
+  });
+
+  it('resolves a success that is not JSON as invalid_response, and keeps an error page’s text', async () => {
+    const garbage = await garbageServer((request) =>
+      request.method === 'GET' ? { status: 200, body: '<html>captive portal</html>', type: 'text/html' } : { status: 502, body: '<html>bad gateway</html>', type: 'text/html' },
+    );
+    const broken = createClient(garbage.url, p.project.anonKey);
+    const read = await broken.from('posts').select();
+    expect(read).toMatchObject({ data: null, status: 200, error: { code: 'invalid_response', status: 200 } });
+    const write = await broken.from('posts').insert({ title: 'x' });
+    expect(write.error).toEqual({ code: 'http_502', message: '<html>bad gateway</html>', details: null, hint: null, status: 502 });
+    await garbage.close();
   });
 
   it('resolves a request that gets no answer as network_error, status 0, at once (no retries)', async () => {

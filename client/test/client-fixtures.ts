@@ -2,9 +2,11 @@
  * Shared set-up of the client tests: a project made through the management
  * API (by the shared harness), clients of it, a fetch that records what the
  * client sent (the real fetch underneath), listeners that keep the events
- * they saw, and the address of a port nothing listens on.
+ * they saw, the address of a port nothing listens on and of a server that
+ * answers garbage.
  */
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import net from 'node:net';
 import { expect, inject } from 'vitest';
 import { createClient, type AuthEvent, type BaseplaneClient, type ClientOptions, type Session } from '../src/index';
@@ -68,4 +70,15 @@ export async function deadBaseUrl(): Promise<string> {
   const { port } = server.address() as net.AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `http://127.0.0.1:${port}`;
+}
+
+/** A real HTTP server that answers every request with what `answer` says (a broken proxy, a wrong base URL). */
+export async function garbageServer(answer: (request: http.IncomingMessage) => { status: number; body: string; type?: string }): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer((request, response) => {
+    const { status, body, type } = answer(request);
+    response.writeHead(status, { 'content-type': type ?? 'application/json' }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }

@@ -29,6 +29,13 @@ describe('the result rule', () => {
     expect(withClientError(fine)).toBe(fine);
   });
 
+  it('puts postgrest-js’s records of a body that is not JSON, and of several rows for maybeSingle, in the client’s terms', () => {
+    const answer = (status: number, error: object) => withClientError({ data: null, error, count: null, status, statusText: '' }).error;
+    expect(answer(200, { message: '<html>hi</html>' })).toMatchObject({ code: 'invalid_response', status: 200 });
+    expect(answer(502, { message: '<html>bad gateway</html>' })).toEqual({ code: 'http_502', message: '<html>bad gateway</html>', details: null, hint: null, status: 502 });
+    expect(answer(406, { code: 'PGRST116', message: 'JSON object requested, multiple (or no) rows returned', details: 'Results contain 2 rows', hint: null })).toMatchObject({ code: 'not_single_object', status: 406 });
+  });
+
   it('names the cause of a failed fetch', () => {
     const cause = new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:9') });
     expect(networkError(cause).message).toContain('ECONNREFUSED');
