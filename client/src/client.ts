@@ -6,7 +6,7 @@
  */
 import type { PostgrestClient } from '@supabase/postgrest-js';
 import { AuthClient } from './auth/auth-client.js';
-import { claimsOf } from './auth/session.js';
+import { claimsOf, sessionAnswerProblem } from './auth/session.js';
 import { SessionKeeper } from './auth/session-keeper.js';
 import { indexedDbLedger } from './auth/session-ledger.js';
 import { defaultStorage, storageKeyOf, type SessionStorage } from './auth/session-storage.js';
@@ -79,6 +79,6 @@ function sessionKeeper(root: string, anonKey: string, options: ClientOptions, fe
     ledger: chosen.isLocalStorage ? indexedDbLedger() : null,
     autoRefresh: options.auth?.autoRefreshToken ?? true,
     refreshMargin: options.auth?.refreshMargin,
-    callRefresh: (refreshToken) => request(fetchImpl, { method: 'POST', url: refreshUrl, headers: { ...options.headers, apikey: anonKey }, body: { refreshToken } }),
+    callRefresh: (refreshToken) => request(fetchImpl, { method: 'POST', url: refreshUrl, headers: { ...options.headers, apikey: anonKey }, body: { refreshToken }, expect: (data) => sessionAnswerProblem(data, false) }),
   });
 }

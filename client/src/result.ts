@@ -32,6 +32,8 @@ export interface RequestSpec {
   body?: unknown;
   /** Defaults to `json`; an empty answer (204) is `null` whatever the kind. */
   as?: BodyKind;
+  /** What a success's JSON must be: null when it is that, else what is wrong (the answer becomes `invalid_response`). */
+  expect?: (data: unknown) => string | null;
 }
 
 export const ok = <T>(data: T): Result<T> => ({ data, error: null });
@@ -82,7 +84,6 @@ function builderError(status: number, error: unknown): ClientError {
   return httpError(status, error);
 }
 
-
 const messageOf = (cause: unknown) =>
   typeof cause === 'object' && cause !== null && typeof (cause as { message?: unknown }).message === 'string' ? (cause as { message: string }).message : String(cause);
 
@@ -103,7 +104,7 @@ export async function request<T>(fetchImpl: Fetch, spec: RequestSpec): Promise<R
     return failed(networkError(cause));
   }
   if (!response.ok) return failed(httpError(response.status, parseMaybeJson(body as string)));
-  return decode<T>(body, kind, response.status);
+  return decode<T>(body, kind, response.status, spec.expect);
 }
 
 function headersOf(spec: RequestSpec): Record<string, string> {
@@ -117,14 +118,21 @@ function bodyOf(body: unknown): BodyInit | undefined {
 }
 
 /** A success's body as asked; an empty answer is `null`, JSON that does not parse an error. */
-function decode<T>(body: Blob | string, kind: BodyKind, status: number): Result<T> {
-  if (status === 204 || body === '') return ok(null as T);
-  if (kind !== 'json') return ok(body as T);
-  try {
-    return ok(JSON.parse(body as string) as T);
-  } catch {
-    return failed({ ...clientError('invalid_response', `the server answered ${status} with a body that is not JSON`), status });
+function decode<T>(body: Blob | string, kind: BodyKind, status: number, expect?: (data: unknown) => string | null): Result<T> {
+  const empty = status === 204 || body === '';
+  if (kind !== 'json' && !empty) return ok(body as T);
+  let data: unknown = null;
+  if (!empty) {
+    try {
+      data = JSON.parse(body as string);
+    } catch {
+      return failed({ ...clientError('invalid_response', `the server answered ${status} with a body that is not JSON`), status });
+    }
   }
+  // A caller that will read fields of the answer (a session) is told here, not by a TypeError later.
+  const wrong = expect?.(data) ?? null;
+  if (wrong) return failed({ ...clientError('invalid_response', `the server answered ${status} with ${wrong}`), status });
+  return ok(data as T);
 }
 
 function parseMaybeJson(text: string): unknown {

@@ -7,6 +7,7 @@ import { clientError, failed, ok, request, type Fetch, type Result } from '../re
 import type { Message, Provider, Session, SessionAnswer, User } from '../types.js';
 import { AuthListeners, type AuthListener, type Subscription } from './auth-events.js';
 import { providerSignInUrl, readProviderCallback } from './provider-login.js';
+import { sessionAnswerProblem } from './session.js';
 import type { SessionKeeper } from './session-keeper.js';
 
 export interface SignUpCredentials {
@@ -52,6 +53,9 @@ export interface AuthClientOptions {
 
 export type SessionData = { session: Session; user: User };
 
+/** Sign-up, sign-in and magic-link verify answer a whole session, its user included. */
+const signedInAnswer = (data: unknown) => sessionAnswerProblem(data, true);
+
 export class AuthClient {
   private readonly keeper: SessionKeeper;
 
@@ -61,12 +65,12 @@ export class AuthClient {
 
   /** Creates the account and signs in (SIGNED_IN). 409 `user_already_exists` for a taken email. */
   async signUp(credentials: SignUpCredentials): Promise<Result<SessionData>> {
-    return this.signedIn(await this.call<SessionAnswer>('POST', '/signup', credentials));
+    return this.signedIn(await this.call<SessionAnswer>('POST', '/signup', credentials, false, signedInAnswer));
   }
 
   /** Signs in with email and password (SIGNED_IN). 400 `invalid_credentials` otherwise. */
   async signIn(credentials: Credentials): Promise<Result<SessionData>> {
-    return this.signedIn(await this.call<SessionAnswer>('POST', '/signin', credentials));
+    return this.signedIn(await this.call<SessionAnswer>('POST', '/signin', credentials, false, signedInAnswer));
   }
 
   /**
@@ -85,10 +89,10 @@ export class AuthClient {
     return revoked.error ? revoked : ok(null);
   }
 
-  /** The stored session (refreshed first when it is about to expire), or null. */
+  /** The stored session (refreshed first when it is about to expire), or null; the refresh's error when it failed and the token has expired. */
   async getSession(): Promise<Result<{ session: Session | null }>> {
-    await this.keeper.accessToken();
-    return ok({ session: this.keeper.current });
+    const fresh = await this.keeper.fresh();
+    return fresh.error ? fresh : ok({ session: fresh.data });
   }
 
   /** The signed-in user as the server knows them now (`GET /me`). */
@@ -143,7 +147,7 @@ export class AuthClient {
 
   /** Exchanges the emailed sign-in code (or an invitation's) for a session (SIGNED_IN). */
   async verifyMagicLink(input: CodeInput): Promise<Result<SessionData>> {
-    return this.signedIn(await this.call<SessionAnswer>('POST', '/magic-link/verify', input));
+    return this.signedIn(await this.call<SessionAnswer>('POST', '/magic-link/verify', input, false, signedInAnswer));
   }
 
   /** Changes the user's profile or password (USER_UPDATED). */
@@ -228,7 +232,7 @@ export class AuthClient {
   }
 
   /** One call to `/rest/v1/auth<path>`, with the user's token when `asUser`. */
-  private async call<T>(method: string, path: string, body?: unknown, asUser = false): Promise<Result<T>> {
+  private async call<T>(method: string, path: string, body?: unknown, asUser = false, expect?: (data: unknown) => string | null): Promise<Result<T>> {
     const headers = this.headers();
     if (asUser) {
       const token = await this.keeper.accessToken();
@@ -236,7 +240,7 @@ export class AuthClient {
     } else {
       await this.keeper.ready;
     }
-    return request<T>(this.options.fetch, { method, url: `${this.options.authUrl}${path}`, headers, body });
+    return request<T>(this.options.fetch, { method, url: `${this.options.authUrl}${path}`, headers, body, expect });
   }
 
   private async signedIn(answer: Result<SessionAnswer>): Promise<Result<SessionData>> {

@@ -35,6 +35,9 @@ export interface SessionKeeperOptions {
 /** After a refresh that got no answer (network, 5xx), the next try comes this much later. */
 const RETRY_AFTER_FAILURE_MS = 5_000;
 
+/** The refresh timer never fires sooner than this, whatever the margin asks. */
+const MIN_TIMER_MS = 1_000;
+
 /** Without Web Locks (Node), clients of one process sharing a storage key queue here, one at a time. */
 const queues = new Map<string, Promise<unknown>>();
 
@@ -59,9 +62,20 @@ export class SessionKeeper {
 
   /** The access token to send now, refreshed first when it is about to expire; null when signed out. */
   async accessToken(): Promise<string | null> {
-    await this.ready;
-    if (this.session && this.nearExpiry(this.session)) await this.refresh();
+    await this.fresh();
     return this.session?.accessToken ?? null;
+  }
+
+  /**
+   * The session, refreshed first when it is about to expire. A refresh that
+   * failed and left a token already past its expiry is an error, not a session.
+   */
+  async fresh(): Promise<Result<Session | null>> {
+    await this.ready;
+    if (!this.session || !this.nearExpiry(this.session)) return ok(this.session);
+    const refreshed = await this.refresh();
+    if (refreshed.error && this.session && secondsLeft(this.session) <= 0) return failed(refreshed.error);
+    return ok(this.session);
   }
 
   /** A new session from a sign-in kind of answer: stored, then announced. */
@@ -219,7 +233,8 @@ export class SessionKeeper {
     const session = this.session;
     if (!session || !this.autoRefresh) return;
     const due = (secondsLeft(session) - refreshMarginOf(session, this.options.refreshMargin)) * 1000;
-    this.timer = setTimeout(() => void this.refresh(), Math.max(0, Math.min(delayMs ?? due, 2 ** 31 - 1)));
+    // A margin as long as the token's life would make each new token due at once: a refresh loop.
+    this.timer = setTimeout(() => void this.refresh(), Math.max(MIN_TIMER_MS, Math.min(delayMs ?? due, 2 ** 31 - 1)));
     (this.timer as { unref?: () => void }).unref?.();
   }
 

@@ -32,6 +32,19 @@ export function sessionFrom(answer: SessionAnswer, user: User): Session {
   };
 }
 
+/**
+ * What is wrong with an answer that should be a session (null when nothing):
+ * tokens and a positive `expiresIn`, and the user when the endpoint sends one.
+ */
+export function sessionAnswerProblem(data: unknown, withUser: boolean): string | null {
+  const answer = (typeof data === 'object' && data !== null ? data : {}) as Partial<Record<keyof SessionAnswer, unknown>>;
+  const tokens = typeof answer.accessToken === 'string' && answer.accessToken !== '' && typeof answer.refreshToken === 'string' && answer.refreshToken !== '';
+  const lifetime = typeof answer.expiresIn === 'number' && Number.isFinite(answer.expiresIn) && answer.expiresIn > 0;
+  if (!tokens || !lifetime) return 'no session (tokens and expiresIn)';
+  if (withUser && (typeof answer.user !== 'object' || answer.user === null)) return 'a session without its user';
+  return null;
+}
+
 /** Seconds until the access token expires (negative once it has). */
 export const secondsLeft = (session: Session) => session.expiresAt - Date.now() / 1000;
 
