@@ -175,6 +175,20 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     expect(missing.body.message).toBe('bucket not found');
   });
 
+  it.each([
+    ['no boundary', 'multipart/form-data', 'cut'],
+    ['a boundary its parts do not use', 'multipart/form-data; boundary=other', 'whole'],
+    ['the file part cut short', 'multipart/form-data; boundary=b', 'cut'],
+  ])('refuses a multipart body with %s with 400, leaving neither row nor bytes', async (_what, contentType, shape) => {
+    const path = `unreadable-${shape}-${contentType.length}.txt`;
+    const part = '--b\r\ncontent-disposition: form-data; name="file"; filename="x.txt"\r\ncontent-type: text/plain\r\n\r\nhello wor';
+    const answer = await call('POST', `${objects('docs')}?path=${path}`, { headers: { ...operator(), 'content-type': contentType }, raw: shape === 'whole' ? `${part}ld\r\n--b--\r\n` : part });
+    expect(answer.status, answer.text).toBe(400);
+    expect(answer.body).toMatchObject({ code: 'invalid_request', message: 'the multipart body could not be read' });
+    expect(await rowOf('docs', path)).toBeUndefined();
+    expect(await store.head(objectKey(p.project.id, 'docs', path))).toBeUndefined();
+  });
+
   // The bucket's rules are read in the same round trip as the caller's claim of the path, which fails too in these
   // cases (no policy lets anon or alice insert there; the path is taken): the bucket's answer must still come first.
   it('answers a missing bucket (404) and a refused content type (400) before the caller\'s policies or a taken path', async () => {

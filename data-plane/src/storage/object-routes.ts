@@ -78,7 +78,7 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
         if (!request.isMultipart()) {
           throw new ApiError(415, 'unsupported_media_type', 'upload the object as multipart/form-data', null, 'send the bytes in a form field named "file"');
         }
-        const file = await request.file();
+        const file = await request.file().catch((error: unknown) => { throw unreadableMultipart(error, true); });
         if (!file || file.fieldname !== 'file') throw invalidRequest('the multipart body must carry the object in a field named "file"');
         const contentType = file.mimetype || 'application/octet-stream';
         assertContentType(contentType);
@@ -111,7 +111,7 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
           // Bytes stored but the row not committed: a new object's bytes go (a replaced one's cannot come back).
           if (stored && !upsert) await storage.store.deleteMany([key]).catch((cleanup) => request.log.error({ err: cleanup, key }, 'could not remove the bytes of a failed upload'));
           file.file.resume();
-          throw pathTaken(error, query.path);
+          throw unreadableMultipart(pathTaken(error, query.path));
         }
       });
 
@@ -182,6 +182,20 @@ function pathTaken(error: unknown, path: string): unknown {
     return new ApiError(409, 'already_exists', `an object already exists at "${path}"`, null, 'pass upsert=true to replace it');
   }
   return error;
+}
+
+/**
+ * A multipart body the parser could not read (no, a bad or the wrong boundary,
+ * a part or the form cut short) as 400: busboy fails with plain errors, which
+ * were 500s. Before the file part, every plain error is the parser's
+ * (`parsing`); while its bytes stream to the store, only those naming
+ * multipart data are, and the store's and the database's stay as they are.
+ */
+function unreadableMultipart(error: unknown, parsing = false): unknown {
+  if (error instanceof ApiError || !(error instanceof Error)) return error;
+  if ((error as { statusCode?: number }).statusCode !== undefined || !(parsing || /multipart/i.test(error.message))) return error;
+  return new ApiError(400, 'invalid_request', 'the multipart body could not be read', { reason: error.message },
+    'send a complete multipart/form-data body whose parts are delimited by the boundary its Content-Type names');
 }
 
 /** The object's row as the caller may see it; 404 when it does not exist or the caller's policies hide it. */
