@@ -275,6 +275,24 @@ describe('downloading', () => {
     expect(past.headers.get('content-range')).toBe('bytes */20');
   });
 
+  it('answers HEAD with the headers a GET has (its length too) and no body, at the download, public and signed URLs', async () => {
+    const signed = await call('GET', `${objects('docs')}/url?path=digits.txt`, { headers: operator() });
+    expect((await upload('pics', 'head.png', Buffer.alloc(7, 1), operator(), { type: 'image/png' })).status).toBe(201);
+    for (const [url, headers, length] of [
+      [`${objects('docs')}/download?path=digits.txt`, operator(), '20'],
+      [local(signed.body.url), {}, '20'],
+      [`/storage/v1/object/public/${p.project.id}/pics/head.png`, {}, '7'],
+    ] as const) {
+      const response = await fetch(new URL(url, inject('baseUrl')), { method: 'HEAD', headers });
+      expect(response.status, url).toBe(200);
+      expect(response.headers.get('content-length'), url).toBe(length);
+      expect(response.headers.get('etag'), url).toMatch(/^".+"$/);
+      expect((await response.arrayBuffer()).byteLength).toBe(0);
+    }
+    const ranged = await fetch(new URL(`${objects('docs')}/download?path=digits.txt`, inject('baseUrl')), { method: 'HEAD', headers: { ...operator(), range: 'bytes=2-5' } });
+    expect([ranged.status, ranged.headers.get('content-length'), ranged.headers.get('content-range')]).toEqual([206, '4', 'bytes 2-5/20']);
+  });
+
   it('answers 404 for an object that does not exist', async () => {
     const answer = await call('GET', `${objects('docs')}/download?path=missing.txt`, { headers: operator() });
     expect(answer.status).toBe(404);

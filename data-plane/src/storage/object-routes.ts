@@ -125,13 +125,14 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
         return listObjects(storage, project.projectId, caller, bucket, prefix, limit, offset);
       });
 
-      scope.get('/download', async (request, reply) => {
+      // HEAD is ours, not Fastify's generated one, which answers content-length 0 for a body it does not get.
+      scope.route({ method: ['GET', 'HEAD'], url: '/download', handler: async (request, reply) => {
         const { project, caller, bucket } = await access(request);
         const { path } = validate(ObjectPathQuery, request.query, 'query');
         const key = keyOf(project.projectId, bucket, path);
         await findVisible(storage, project.projectId, caller, bucket, path);
         return sendObject(storage.store, key, request, reply, 'private, no-cache');
-      });
+      } });
 
       scope.get('/url', async (request) => {
         const { project, caller, bucket } = await access(request);

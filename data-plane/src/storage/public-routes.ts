@@ -29,7 +29,8 @@ export function bindPublicObjectRoutes(app: FastifyInstance, directory: ProjectD
     async (scope) => {
       bindCors(scope);
 
-      scope.get('/public/:projectId/:bucket/*', async (request, reply) => {
+      // HEAD is ours, not Fastify's generated one, which answers content-length 0 for a body it does not get.
+      scope.route({ method: ['GET', 'HEAD'], url: '/public/:projectId/:bucket/*', handler: async (request, reply) => {
         const address = addressOf(directory, request);
         const bucket = await storage.db.bucket(address.projectId, address.bucket).catch((error) => {
           if (error instanceof ApiError && error.status === 404) return undefined;
@@ -37,15 +38,15 @@ export function bindPublicObjectRoutes(app: FastifyInstance, directory: ProjectD
         });
         if (!bucket?.public) throw new ApiError(404, 'not_found', `no public bucket named "${address.bucket}"`, null, 'objects of private buckets are read through signed URLs');
         return sendObject(storage.store, address.key, request, reply, 'public, max-age=60');
-      });
+      } });
 
-      scope.get('/sign/:projectId/:bucket/*', async (request, reply) => {
+      scope.route({ method: ['GET', 'HEAD'], url: '/sign/:projectId/:bucket/*', handler: async (request, reply) => {
         const address = addressOf(directory, request);
         const token = (request.query as { token?: unknown }).token;
         if (typeof token !== 'string' || token === '') throw new ApiError(400, 'invalid_request', 'the signed URL has no token');
         await storage.urls.verify(address, token);
         return sendObject(storage.store, address.key, request, reply, 'private, max-age=60');
-      });
+      } });
     },
     { prefix: '/storage/v1/object' },
   );
