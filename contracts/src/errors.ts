@@ -16,8 +16,8 @@ export type ErrorCode =
   | 'not_found' | 'method_not_allowed' | 'not_acceptable' | 'not_single_object' | 'ambiguous_relation'
   // 409
   | 'user_already_exists' | 'already_exists' | 'version_conflict' | 'bucket_not_empty' | 'last_owner'
-  // 413, 415, 416, 422, 429
-  | 'payload_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'otp_invalid' | 'otp_expired' | 'apply_failed' | 'rate_limited'
+  // 408, 413, 415, 416, 422, 429, 431
+  | 'request_timeout' | 'headers_too_large' | 'payload_too_large' | 'unsupported_media_type' | 'range_not_satisfiable' | 'otp_invalid' | 'otp_expired' | 'apply_failed' | 'rate_limited'
   // 5xx
   | 'project_unavailable' | 'service_unavailable' | 'email_unavailable' | 'internal_error';
 
@@ -49,3 +49,33 @@ export class ApiError extends Error {
 export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
 export const invalidRequest = (message: string, details: unknown = null) =>
   new ApiError(400, 'invalid_request', message, details);
+
+/** The few socket-level facts {@link answerClientError} needs (a node `net.Socket` has them). */
+interface ClientSocket {
+  destroyed: boolean;
+  writable: boolean;
+  write(data: string): unknown;
+  destroy(error?: Error): unknown;
+}
+
+/**
+ * Fastify's `clientErrorHandler` for every plane: a request node's HTTP parser
+ * refuses before any route sees it (headers or URL over 16 KB, a malformed
+ * request line, a request that took too long) is answered in the error shape
+ * of every other answer, not Fastify's `{error,statusCode}`, then the
+ * connection is closed.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: ClientSocket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, answer] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', new ApiError(431, 'headers_too_large', 'the request line and headers exceed 16 KB', null, 'send long filters in a POST body, or shorten the URL')]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', new ApiError(408, 'request_timeout', 'the request took too long to arrive')]
+        : [400, 'Bad Request', new ApiError(400, 'invalid_request', 'the request is not valid HTTP')];
+  const body = JSON.stringify(answer.toBody());
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(error);
+}

@@ -2,6 +2,7 @@
  * The local stack as the test harness started it: every part reports ready,
  * the gateway's own answers keep the API error shape, a dead service comes back.
  */
+import net from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
 import { ConfigError, loadConfig } from '@baseplane/contracts';
 import { processesWithEnv } from './processes';
@@ -70,3 +71,45 @@ describe('configuration', () => {
     }
   });
 });
+
+/** Sends `request` as raw bytes to a port of this machine; answers the status and the parsed JSON body. */
+function rawRequest(port: number, request: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(request));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => { answer += chunk; });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head = '', body = ''] = answer.split('\r\n\r\n');
+      try {
+        resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), body: JSON.parse(body) as Record<string, unknown> });
+      } catch (error) {
+        reject(new Error(`unreadable answer ${JSON.stringify(answer.slice(0, 300))}: ${String(error)}`));
+      }
+    });
+  });
+}
+
+describe('requests node refuses before any route', () => {
+  const ports = () => {
+    const services = inject('servicePorts');
+    return { gateway: Number(new URL(baseUrl).port), controlPlane: services.controlPlane, ...Object.fromEntries(services.dataPlanes.map((port, i) => [`dataPlane${i}`, port])) };
+  };
+
+  it('answers a URL over 16 KB with 431 in the API error shape, on the gateway and every service', async () => {
+    for (const [part, port] of Object.entries(ports())) {
+      const answer = await rawRequest(port, `GET /rest/v1/things?name=in.(${'x,'.repeat(10_000)}x) HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+      expect([part, answer.status, answer.body.code]).toEqual([part, 431, 'headers_too_large']);
+      expect(Object.keys(answer.body).sort()).toEqual(['code', 'details', 'hint', 'message']);
+    }
+  });
+
+  it('answers a request that is not HTTP with 400 invalid_request in the API error shape', async () => {
+    for (const [part, port] of Object.entries(ports())) {
+      const answer = await rawRequest(port, 'HELLO THERE\r\n\r\n');
+      expect([part, answer.status, answer.body.code]).toEqual([part, 400, 'invalid_request']);
+    }
+  });
+});
+

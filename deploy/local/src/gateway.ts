@@ -8,6 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import http from 'node:http';
 import Fastify from 'fastify';
 import httpProxy from '@fastify/http-proxy';
+import { answerClientError } from '@baseplane/contracts';
 import { createDataPlaneProxy } from './data-plane-proxy';
 import type { HealthReport } from './health';
 
@@ -50,6 +51,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const dataPlane = createDataPlaneProxy([options.dataPlaneUrl].flat(), DATA_PLANE_PREFIXES, DATA_PLANE_API_PATHS);
   const app = Fastify({
     logger: false,
+    clientErrorHandler: answerClientError,
     serverFactory: (handler) =>
       http.createServer((request, response) => (dataPlane.serves(request.url ?? '') ? dataPlane.forward(request, response) : handler(request, response))),
   });
