@@ -85,8 +85,15 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
     if (error instanceof RateLimitedError) void reply.header('retry-after', String(error.retryAfterSeconds));
     if (error instanceof ApiError) return reply.status(error.status).send(error.toBody());
     const status = (error as { statusCode?: number }).statusCode;
-    // Fastify refuses a body over bodyLimit (FST_ERR_CTP_BODY_TOO_LARGE) before any handler sees it.
-    if (status === 413) return reply.status(413).send(new ApiError(413, 'payload_too_large', `request body exceeds ${BODY_LIMIT} bytes`, { maxBytes: BODY_LIMIT }).toBody());
+    // Fastify refuses a body over bodyLimit (FST_ERR_CTP_BODY_TOO_LARGE) before any handler sees it; the multipart
+    // plugin refuses an upload with more parts, fields or files than it takes (FST_PARTS_LIMIT, …) with 413 too.
+    if (status === 413) {
+      const code = (error as { code?: string }).code;
+      const answer = code === 'FST_ERR_CTP_BODY_TOO_LARGE' || code === undefined
+        ? new ApiError(413, 'payload_too_large', `request body exceeds ${BODY_LIMIT} bytes`, { maxBytes: BODY_LIMIT })
+        : new ApiError(413, 'payload_too_large', 'the multipart body has more parts than an upload takes', { limit: code }, 'send the object in one field named "file", with at most 10 other fields');
+      return reply.status(413).send(answer.toBody());
+    }
     if (status && status < 500) {
       const invalidJson = /JSON/i.test((error as Error).message);
       return reply.status(status).send(new ApiError(status, invalidJson ? 'invalid_json' : 'invalid_request', invalidJson ? 'request body is not valid JSON' : 'invalid request').toBody());

@@ -189,6 +189,16 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     expect(await store.head(objectKey(p.project.id, 'docs', path))).toBeUndefined();
   });
 
+  it('refuses a multipart body with more fields than an upload takes with 413 saying so, leaving neither row nor bytes', async () => {
+    const fields = Array.from({ length: 25 }, (_, i) => `--b\r\ncontent-disposition: form-data; name="f${i}"\r\n\r\nv\r\n`).join('');
+    const file = '--b\r\ncontent-disposition: form-data; name="file"; filename="x.txt"\r\ncontent-type: text/plain\r\n\r\nhello\r\n--b--\r\n';
+    const answer = await call('POST', `${objects('docs')}?path=many-fields.txt`, { headers: { ...operator(), 'content-type': 'multipart/form-data; boundary=b' }, raw: fields + file });
+    expect(answer.status, answer.text).toBe(413);
+    expect(answer.body).toMatchObject({ code: 'payload_too_large', message: 'the multipart body has more parts than an upload takes' });
+    expect(await rowOf('docs', 'many-fields.txt')).toBeUndefined();
+    expect(await store.head(objectKey(p.project.id, 'docs', 'many-fields.txt'))).toBeUndefined();
+  });
+
   // The bucket's rules are read in the same round trip as the caller's claim of the path, which fails too in these
   // cases (no policy lets anon or alice insert there; the path is taken): the bucket's answer must still come first.
   it('answers a missing bucket (404) and a refused content type (400) before the caller\'s policies or a taken path', async () => {
