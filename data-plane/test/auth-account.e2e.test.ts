@@ -220,6 +220,12 @@ describe('invite', () => {
     const outside = await call('POST', '/rest/v1/auth/invite', { headers: apikey(project.serviceKey), body: { email: address(), redirectTo: 'https://evil.example.net/welcome' } });
     expect(outside.status).toBe(400);
     expect(outside.body.code).toBe('redirect_to_not_allowed');
+    // A redirect URL's path allows what lies below it, not every path that begins with the same letters.
+    expect((await settings({ redirectUrls: ['https://app.example.com/welcome'] })).status).toBe(200);
+    for (const redirectTo of ['https://app.example.com/welcome-evil', 'https://app.example.com/welcomex/team', 'https://app.example.com/welcome/../admin']) {
+      const beside = await call('POST', '/rest/v1/auth/invite', { headers: apikey(project.serviceKey), body: { email: address(), redirectTo } });
+      expect([redirectTo, beside.status, beside.body.code]).toEqual([redirectTo, 400, 'redirect_to_not_allowed']);
+    }
     const user = await signUp();
     const again = await call('POST', '/rest/v1/auth/invite', { headers: apikey(project.serviceKey), body: { email: user.email } });
     expect(again.status).toBe(409);

@@ -98,9 +98,11 @@ function checkRedirect(project: DirectoryEntry, redirectTo: string): void {
   } catch {
     throw new ApiError(400, 'redirect_to_not_allowed', 'redirectTo is not a URL');
   }
+  // Under a path means that path or below it, segment by segment: /welcome allows /welcome/team, not /welcome-evil.
   const under = (base: string) => {
     const root = new URL(base);
-    return target.origin === root.origin && target.pathname.startsWith(root.pathname);
+    const folder = root.pathname.endsWith('/') ? root.pathname : `${root.pathname}/`;
+    return target.origin === root.origin && (target.pathname === root.pathname || target.pathname.startsWith(folder));
   };
   if (!allowed.some(under)) {
     throw new ApiError(400, 'redirect_to_not_allowed', 'redirectTo is not among the project’s redirect URLs', null, 'add it to siteUrl or redirectUrls in the project’s auth settings');
