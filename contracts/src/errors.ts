@@ -13,7 +13,7 @@ export type ErrorCode =
   // 403
   | 'forbidden' | 'service_key_required' | 'email_not_verified' | 'reauthentication_required' | 'signups_disabled' | 'invalid_signature'
   // 404, 405, 406 (and 300 for an ambiguous embedding)
-  | 'not_found' | 'method_not_allowed' | 'not_acceptable' | 'not_single_object' | 'ambiguous_relation'
+  | 'not_found' | 'method_not_allowed' | 'not_acceptable' | 'not_single_object' | 'ambiguous_relation' | 'ambiguous_function'
   // 409
   | 'user_already_exists' | 'already_exists' | 'version_conflict' | 'bucket_not_empty' | 'last_owner'
   // 408, 413, 415, 416, 422, 429, 431
