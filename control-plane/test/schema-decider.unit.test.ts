@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, type SchemaCommand } from '@baseplane/contracts';
 import { decideSchema } from '../src/domain/schema';
+import { trackPending, withPendingSchema, type PendingChange } from '../src/domain/pending-changes';
 import { initialState, type ProjectState } from '../src/domain/project';
 import type { OtherObject, SchemaFacts, TableInfo } from '../src/tenants/catalog';
 
@@ -72,5 +73,30 @@ describe('schema decider', () => {
     expect(decideSchema({ type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'title', change: { type: 'integer', using: 'title::int' } } }, active, catalog())[0]!.data).toMatchObject({ change: { type: 'int4', using: 'title::int' } });
     expect(decideSchema({ type: 'AddForeignKey', data: { projectId, table: 'todos', foreignKey: { columns: ['id'], references: { table: 'todos', columns: ['id'] } } } }, active, catalog())[0]!.data)
       .toMatchObject({ foreignKey: { name: 'todos_id_fkey', onDelete: 'no action', onUpdate: 'no action' } });
+  });
+});
+
+describe('changes recorded but not yet applied', () => {
+  const recorded = (version: number, event: PendingChange['event']) => ({ ...event, version });
+  const added = (version: number, name: string) => recorded(version, { type: 'ColumnAdded', data: { projectId, table: 'todos', column: { name, type: 'int4' } } });
+
+  it('takes a name a pending change takes, and frees it again once that change has failed', () => {
+    let pending = [added(5, 'due'), added(6, 'rank')].reduce(trackPending, [] as PendingChange[]);
+    const addDue: SchemaCommand = { type: 'AddColumn', data: { projectId, table: 'todos', column: { name: 'due', type: 'date' } } };
+    expect(refusal(addDue, active, withPendingSchema(catalog(), pending))).toMatchObject({ status: 409, code: 'already_exists' });
+    pending = trackPending(pending, { type: 'SchemaChangeFailed', data: { projectId, causationVersion: 5, reason: 'x', error: { code: null, message: 'x', detail: null, hint: null } } });
+    expect(decideSchema(addDue, active, withPendingSchema(catalog(), pending))).toHaveLength(1);
+  });
+
+  it('lays pending changes over a catalog that already holds some of them without doubling them', () => {
+    const pending = [
+      recorded(5, { type: 'TableCreated', data: { projectId, name: 'notes', columns: [{ name: 'body', type: 'text' }], access: 'owner' } }),
+      added(6, 'due'),
+      recorded(7, { type: 'TableDropped', data: { projectId, name: 'todos' } }),
+    ].reduce(trackPending, [] as PendingChange[]);
+    const facts = withPendingSchema(catalog([{ ...todos, columns: [...todos.columns, column('due')] }]), pending);
+    expect(facts.tables.map((t) => t.name)).toEqual(['notes']);
+    expect(facts.tables[0]!.columns.map((c) => c.name)).toEqual(['id', 'body', 'owner_id']);
+    expect(refusal({ type: 'AddColumn', data: { projectId, table: 'todos', column: { name: 'x', type: 'text' } } }, active, facts).status).toBe(404);
   });
 });

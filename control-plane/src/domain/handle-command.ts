@@ -8,7 +8,9 @@ import { EventStore, NO_STREAM, VersionConflictError, type AppendResult } from '
 
 export interface Decider<C, E extends { type: string; data: unknown }, S> {
   initialState: () => S;
-  decide: (command: C, state: S) => E[];
+  /** May be async: a decision that needs facts read after the stream (see `decide-with-facts.ts`). */
+  decide: (command: C, state: S) => E[] | Promise<E[]>;
+  /** Called with the recorded event (its `version` too) while folding the stream. */
   evolve: (state: S, event: E) => S;
 }
 
@@ -34,9 +36,9 @@ export async function handleCommand<C, E extends { type: string; data: unknown }
 ): Promise<HandledCommand<S>> {
   for (let attempt = 1; ; attempt++) {
     const history = await store.readStream<E>(streamId);
-    const state = history.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data } as E), decider.initialState());
+    const state = history.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data, version: e.version } as unknown as E), decider.initialState());
     const version = history.length === 0 ? NO_STREAM : history[history.length - 1]!.version;
-    const events = decider.decide(command, state);
+    const events = await decider.decide(command, state);
     // A command that changes nothing records nothing (the store refuses an empty append).
     if (events.length === 0) {
       return { nextExpectedVersion: version, lastGlobalPosition: history[history.length - 1]?.globalPosition ?? 0, versions: [], state, events: [] };

@@ -1,15 +1,17 @@
 /**
- * The command-bus side of buckets: read the tenant's live buckets, then the
- * same decider loop as every aggregate, on the project's stream.
+ * The command-bus side of buckets: the same decider loop as every aggregate,
+ * on the project's stream, against the tenant's live buckets with the
+ * changes recorded but not yet applied laid over them.
  */
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { BucketCommand } from '@baseplane/contracts';
 import { EventStore } from '../event-store/event-store';
 import type { CommandContext } from '../domain/handle-command';
+import { handleCommandWithFacts } from '../domain/decide-with-facts';
+import { withPendingBuckets } from '../domain/pending-changes';
 import { decideBucket } from '../domain/storage';
 import { readBucketFacts } from '../tenants/storage-buckets';
-import { handleTenantCommand } from '../tenants/tenant-command';
 import { TenantConnections } from '../tenants/tenant-connections';
 
 export class ExecuteBucketCommand {
@@ -24,6 +26,6 @@ export class ExecuteBucketCommandHandler implements ICommandHandler<ExecuteBucke
   ) {}
 
   execute({ command, context }: ExecuteBucketCommand) {
-    return handleTenantCommand(this.store, this.tenants, command, context, readBucketFacts, decideBucket);
+    return handleCommandWithFacts(this.store, this.tenants, command, context, readBucketFacts, withPendingBuckets, decideBucket);
   }
 }

@@ -1,15 +1,18 @@
 /**
- * The command-bus side of schema changes: read the tenant's live catalog
- * (tables and the other names taken), then the same decider loop as every aggregate, on the project's stream.
+ * The command-bus side of schema changes: the same decider loop as every
+ * aggregate, on the project's stream, against the tenant's live catalog
+ * (tables and the other names taken) with the changes recorded but not yet
+ * applied laid over them.
  */
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { SchemaCommand } from '@baseplane/contracts';
 import { EventStore } from '../event-store/event-store';
 import type { CommandContext } from '../domain/handle-command';
+import { handleCommandWithFacts } from '../domain/decide-with-facts';
+import { withPendingSchema } from '../domain/pending-changes';
 import { decideSchema } from '../domain/schema';
 import { readSchemaFacts } from '../tenants/catalog';
-import { handleTenantCommand } from '../tenants/tenant-command';
 import { TenantConnections } from '../tenants/tenant-connections';
 
 export class ExecuteSchemaCommand {
@@ -24,6 +27,6 @@ export class ExecuteSchemaCommandHandler implements ICommandHandler<ExecuteSchem
   ) {}
 
   execute({ command, context }: ExecuteSchemaCommand) {
-    return handleTenantCommand(this.store, this.tenants, command, context, readSchemaFacts, decideSchema);
+    return handleCommandWithFacts(this.store, this.tenants, command, context, readSchemaFacts, withPendingSchema, decideSchema);
   }
 }

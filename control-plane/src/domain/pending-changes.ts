@@ -1,0 +1,112 @@
+/**
+ * Changes recorded but not yet applied. Schema and bucket commands are decided
+ * against the tenant's live catalog, which lags the stream until the workflow
+ * applies each event; a command decided against the catalog alone would take
+ * a name another command has already taken (and fail when applied, 422,
+ * instead of 409 before anything is recorded). Pure: the stream's events and
+ * the live facts come in, the facts as they will be once applied go out.
+ */
+import { BUCKET_CHANGE_EVENTS, SCHEMA_CHANGE_EVENTS, type ProjectEvent } from '@baseplane/contracts';
+import type { SchemaFacts, TableInfo } from '../tenants/catalog';
+import type { BucketFacts } from '../tenants/storage-buckets';
+
+/** A change event of the stream and its version. */
+export interface PendingChange {
+  version: number;
+  event: ProjectEvent;
+}
+
+const OUTCOMES = new Set(['SchemaChangeApplied', 'SchemaChangeFailed', 'BucketChangeApplied', 'BucketChangeFailed']);
+const CHANGES: ReadonlySet<string> = new Set([...SCHEMA_CHANGE_EVENTS, ...BUCKET_CHANGE_EVENTS]);
+
+/** Follows the stream: a change joins the list when recorded and leaves it with its outcome. */
+export function trackPending(pending: PendingChange[], event: ProjectEvent & { version?: number }): PendingChange[] {
+  if (OUTCOMES.has(event.type)) {
+    const cause = (event.data as { causationVersion?: number }).causationVersion;
+    return pending.filter((p) => p.version !== cause);
+  }
+  if (CHANGES.has(event.type) && event.version !== undefined) return [...pending, { version: event.version, event }];
+  return pending;
+}
+
+const column = (name: string, type: string, extra: Partial<TableInfo['columns'][number]> = {}): TableInfo['columns'][number] => ({
+  name, type, nullable: true, default: null, unique: false, isPrimaryKey: false, isIdentity: false, ...extra,
+});
+
+/**
+ * The tables once `pending` is applied. Each step is idempotent (adds what is
+ * missing, removes what is there), because the catalog is read after the
+ * stream and may already hold some of them.
+ */
+export function withPendingSchema(facts: SchemaFacts, pending: PendingChange[]): SchemaFacts {
+  let tables = facts.tables;
+  const onTable = (name: string, change: (t: TableInfo) => TableInfo) => {
+    tables = tables.map((t) => (t.name === name ? change(t) : t));
+  };
+  for (const { event } of pending) {
+    switch (event.type) {
+      case 'TableCreated': {
+        const { name, columns, access } = event.data;
+        if (tables.some((t) => t.name === name)) break;
+        const keyed = columns.filter((c) => c.primaryKey).map((c) => c.name);
+        const all = [
+          ...(keyed.length === 0 ? [column('id', 'bigint', { nullable: false, isPrimaryKey: true, isIdentity: true })] : []),
+          ...columns.map((c) => column(c.name, c.type, { nullable: c.nullable ?? true, default: c.default ?? null, unique: c.unique ?? false, isPrimaryKey: c.primaryKey ?? false })),
+          ...(access === 'owner' && !columns.some((c) => c.name === 'owner_id') ? [column('owner_id', 'uuid', { default: 'auth.uid()' })] : []),
+        ];
+        tables = [...tables, { name, schema: 'public', columns: all, primaryKey: keyed.length === 0 ? ['id'] : keyed, foreignKeys: [], rlsEnabled: true, access, policies: [] }];
+        break;
+      }
+      case 'TableDropped':
+        tables = tables.filter((t) => t.name !== event.data.name);
+        break;
+      case 'ColumnAdded': {
+        const added = event.data.column;
+        onTable(event.data.table, (t) => (t.columns.some((c) => c.name === added.name) ? t : { ...t, columns: [...t.columns, column(added.name, added.type)] }));
+        break;
+      }
+      case 'ColumnUpdated': {
+        const { column: from, change } = event.data;
+        if (change.name === undefined || change.name === from) break;
+        const to = change.name;
+        onTable(event.data.table, (t) => (t.columns.some((c) => c.name === to) ? t : { ...t, columns: t.columns.map((c) => (c.name === from ? { ...c, name: to } : c)) }));
+        break;
+      }
+      case 'ColumnDropped':
+        onTable(event.data.table, (t) => ({ ...t, columns: t.columns.filter((c) => c.name !== event.data.column) }));
+        break;
+      case 'ForeignKeyAdded': {
+        const fk = event.data.foreignKey;
+        onTable(event.data.table, (t) => (t.foreignKeys.some((f) => f.name === fk.name) ? t : { ...t, foreignKeys: [...t.foreignKeys, fk] }));
+        break;
+      }
+      case 'ForeignKeyDropped':
+        onTable(event.data.table, (t) => ({ ...t, foreignKeys: t.foreignKeys.filter((f) => f.name !== event.data.name) }));
+        break;
+      default:
+        break;
+    }
+  }
+  return { ...facts, tables };
+}
+
+/** The buckets once `pending` is applied; idempotent for the same reason. */
+export function withPendingBuckets(buckets: BucketFacts[], pending: PendingChange[]): BucketFacts[] {
+  let result = buckets;
+  for (const { event } of pending) {
+    switch (event.type) {
+      case 'BucketCreated':
+        if (!result.some((b) => b.name === event.data.bucket.name)) result = [...result, { name: event.data.bucket.name, public: event.data.bucket.public, hasObjects: false }];
+        break;
+      case 'BucketUpdated':
+        result = result.map((b) => (b.name === event.data.name ? { ...b, public: event.data.public } : b));
+        break;
+      case 'BucketDeletionRequested':
+        result = result.filter((b) => b.name !== event.data.name);
+        break;
+      default:
+        break;
+    }
+  }
+  return result;
+}
