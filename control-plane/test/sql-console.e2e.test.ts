@@ -9,6 +9,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { deriveSecret, ownerPasswordPurpose, tenantDatabaseName, tenantOwnerRole } from '@baseplane/contracts';
 import { apikey, bearer, call, createProject, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+import { EventStore } from '../src/event-store/event-store';
+import { SqlConsole } from '../src/sql/sql-console';
+import { TenantConnections } from '../src/tenants/tenant-connections';
 
 let ada: Operator;
 let bob: Operator;
@@ -124,6 +127,26 @@ describe('transactions and errors', () => {
     const answer = await sql('set local statement_timeout = 100; select pg_sleep(1)');
     expect(answer.status).toBe(400);
     expect(answer.body).toMatchObject({ code: '57014', message: 'canceling statement due to statement timeout' });
+  });
+
+  it('stops a query that lifted its own statement timeout soon after the limit, with SQLSTATE 57014', async () => {
+    // The stack's console allows 60 s; a console of its own with 300 ms keeps the test short.
+    const tenants = new TenantConnections(inject('tenantDatabaseUrl'), inject('platformSecret'));
+    const platform = new pg.Pool({ connectionString: inject('databaseUrl'), max: 1 });
+    const console_ = new SqlConsole(tenants, new EventStore(platform), { statementTimeoutMs: 300, rowCap: 10 });
+    try {
+      for (const query of ['set statement_timeout = 0; select pg_sleep(20)', "select set_config('statement_timeout', '0', false); select pg_sleep(20)"]) {
+        const started = Date.now();
+        const error = await console_.execute(project.id, query, 'operator:test').then(() => null, (e: unknown) => e);
+        expect(error).toMatchObject({ status: 400, code: '57014', message: 'canceling statement due to statement timeout' });
+        expect(Date.now() - started).toBeLessThan(5_000);
+      }
+      const sleepers = await tenant.query(`select count(*)::int as n from pg_stat_activity where query like '%pg_sleep(20)%' and state = 'active' and pid <> pg_backend_pid()`);
+      expect(sleepers.rows[0].n).toBe(0);
+    } finally {
+      await tenants.closeAll();
+      await platform.end();
+    }
   });
 
   it('does not carry one call’s session settings into the next', async () => {

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FactoryProvider } from '@nestjs/common';
-import type { PoolClient } from 'pg';
+import pg, { type PoolClient } from 'pg';
 import {
   ApiError,
   ConfigError,
@@ -73,6 +73,26 @@ function needsSimpleProtocol(error: unknown): boolean {
 const refusesTransactionBlock = (error: unknown) =>
   isDatabaseError(error) && error.code === '25001' && routineOf(error) === 'PreventInTransactionBlock';
 
+/** How long past the statement timeout the watchdog lets PostgreSQL's own timer act first. */
+const WATCHDOG_GRACE_MS = 1_000;
+
+/**
+ * Cancels what backend `pid` runs, over a connection of its own as the same
+ * owner role (a role may cancel its own backends).
+ */
+async function cancelBackend(connection: pg.PoolConfig, pid: number): Promise<void> {
+  const canceller = new pg.Client({ ...connection, statement_timeout: 5_000 } as pg.ClientConfig);
+  canceller.on('error', () => undefined);
+  try {
+    await canceller.connect();
+    await canceller.query('select pg_catalog.pg_cancel_backend($1)', [pid]);
+  } catch {
+    // The backend may be gone already, or the database unreachable: nothing more to do here.
+  } finally {
+    await canceller.end().catch(() => undefined);
+  }
+}
+
 /** The query's answer or its error, and the DDL it left applied either way. */
 type Outcome = { ddl: DdlCommand[] } & ({ result: SqlResult } | { error: unknown });
 
@@ -85,10 +105,11 @@ export class SqlConsole {
 
   /** Runs `query`; a SQL error is a 400 with its SQLSTATE, and nothing of the query stays applied. */
   async execute(projectId: string, query: string, actor: string): Promise<SqlResult> {
-    const client = await this.connect(projectId);
+    const pool = this.tenants.asOwner(projectId);
+    const client = await this.connect(pool);
     let outcome: Outcome;
     try {
-      outcome = await this.run(client, query);
+      outcome = await this.run(client, query, pool.options);
     } catch (error) {
       // Our own statements around the query failed: the connection, not the SQL (08…, 57P…).
       throw toApiError(error);
@@ -102,10 +123,10 @@ export class SqlConsole {
     return outcome.result;
   }
 
-  private async connect(projectId: string): Promise<PoolClient> {
+  private async connect(pool: pg.Pool): Promise<PoolClient> {
     let client: PoolClient;
     try {
-      client = await this.tenants.asOwner(projectId).connect();
+      client = await pool.connect();
     } catch {
       throw new ApiError(503, 'project_unavailable', 'the project database is not reachable');
     }
@@ -119,22 +140,24 @@ export class SqlConsole {
    * One statement runs over the extended protocol, so its rows stop at the
    * cap; several run as a script. A statement that refuses a transaction
    * block runs on its own. The timeout is set for the session, not the
-   * transaction, so a COMMIT inside the query does not lift it.
+   * transaction, so a COMMIT inside the query does not lift it; and since
+   * the query may lift it itself (`set statement_timeout = 0`), a watchdog
+   * cancels whatever still runs shortly after the limit.
    */
-  private async run(client: PoolClient, query: string): Promise<Outcome> {
+  private async run(client: PoolClient, query: string, connection: pg.PoolConfig): Promise<Outcome> {
     const [, , snapshot] = (await client.query(
       `set statement_timeout = ${this.limits.statementTimeoutMs}; set time zone 'UTC';
-       select pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::text as since`,
-    )) as unknown as [unknown, unknown, { rows: { since: string }[] }];
+       select pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::text as since, pg_catalog.pg_backend_pid() as pid`,
+    )) as unknown as [unknown, unknown, { rows: { since: string; pid: number }[] }];
     // Every transaction of this call, ours or one the query began after a COMMIT of its own, has an id from here on.
-    const since = snapshot.rows[0]!.since;
+    const { since, pid } = snapshot.rows[0]!;
     let mode: QueryMode = 'single';
     let inTransaction = true;
     for (;;) {
       if (inTransaction) await client.query('begin');
       try {
         const started = performance.now();
-        const statement = await this.runQuery(client, query, mode);
+        const statement = await this.watched(connection, pid, () => this.runQuery(client, query, mode));
         const duration = Math.round((performance.now() - started) * 100) / 100;
         const result = await this.answer(client, statement, duration);
         const ddl = await takeDdlLog(client, since);
@@ -166,6 +189,30 @@ export class SqlConsole {
       return await takeDdlLog(client, since);
     } catch {
       return [];
+    }
+  }
+
+  /**
+   * Runs `work`, cancelling the backend `pid` once it has run past the
+   * statement timeout (and PostgreSQL's own timer, normally first, has not
+   * stopped it): its error is then the timeout's, whatever settings the
+   * query changed.
+   */
+  private async watched<T>(connection: pg.PoolConfig, pid: number, work: () => Promise<T>): Promise<T> {
+    let overdue = false;
+    const watchdog = setTimeout(() => {
+      overdue = true;
+      void cancelBackend(connection, pid);
+    }, this.limits.statementTimeoutMs + WATCHDOG_GRACE_MS);
+    try {
+      return await work();
+    } catch (error) {
+      if (overdue && isDatabaseError(error) && error.code === '57014') {
+        throw Object.assign(error, { message: 'canceling statement due to statement timeout' });
+      }
+      throw error;
+    } finally {
+      clearTimeout(watchdog);
     }
   }
 
