@@ -53,6 +53,19 @@ describe('creating a project', () => {
     expect(one.body.status).toBe('succeeded');
   });
 
+  it('pages the history with after and limit, for the service key in the query as well', async () => {
+    const page = (query: string, headers: Record<string, string> = bearer(ada.token)) => call('GET', `/api/projects/${project.id}/events${query}`, { headers });
+    const versions = (answer: { body: { events: { version: number }[] } }) => answer.body.events.map((e) => e.version);
+    expect(versions(await page('?after=1&limit=1'))).toEqual([2]);
+    expect(versions(await page('?limit=2'))).toEqual([1, 2]);
+    expect((await page('?limit=0')).body).toEqual({ events: [] });
+    const viaQuery = await page(`?apikey=${project.serviceKey}&after=2`, {});
+    expect(viaQuery.status, viaQuery.text).toBe(200);
+    expect(versions(viaQuery)).toEqual([3]);
+    expect((await page('?limit=-1')).status).toBe(400);
+    expect((await page('?kind=x')).status).toBe(400);
+  });
+
   it('creates the tenant database, its owner role and the API roles, with CONNECT revoked from PUBLIC', async () => {
     await tenantCluster(async (db) => {
       const roles = await db.query<{ rolname: string; rolsuper: boolean; rolcreaterole: boolean; rolbypassrls: boolean; rolinherit: boolean }>(

@@ -113,8 +113,10 @@ export class ProjectsController {
   async events(@Req() request: FastifyRequest, @Param() params: unknown, @Query() query: unknown) {
     const { id } = validate(IdParam, params, 'path');
     await this.callers.forProject(request, id);
-    const { after, limit } = validate(EventsQuery, query, 'query');
-    return this.projects.events(id, Number(after ?? 0), Math.min(Number(limit ?? 100), 1000) || 100);
+    // `apikey` is how the service key may travel (API.md → Credentials), not a parameter of the history.
+    const { apikey: _key, ...parameters } = (query ?? {}) as Record<string, unknown>;
+    const { after, limit } = validate(EventsQuery, parameters, 'query');
+    return this.projects.events(id, Number(after ?? 0), Math.min(Number(limit ?? 100), 1000));
   }
 
   @Get(':id/operations')
