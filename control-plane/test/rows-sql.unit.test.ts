@@ -46,16 +46,16 @@ describe('identifiers', () => {
 
   it('quotes catalog names that look like SQL, in the table, filter, order and key positions', () => {
     const select = selectRowsSql(odd, parseRowsQuery({ select: 'eq.1', order: 'Mixed Case.desc' }));
-    expect(select.text).toBe('select to_jsonb(t.*) as row from "public"."we""ird; drop table x;--" as t where "select" = $1 order by "Mixed Case" desc limit $2 offset $3');
-    expect(deleteRowSql(odd, { 'k"ey': 'v' }).text).toBe('delete from "public"."we""ird; drop table x;--" as t where "k""ey" = $1 returning to_jsonb(t.*) as row');
+    expect(select.text).toBe('select to_json(t.*) as row from "public"."we""ird; drop table x;--" as t where "select" = $1 order by "Mixed Case" desc limit $2 offset $3');
+    expect(deleteRowSql(odd, { 'k"ey': 'v' }).text).toBe('delete from "public"."we""ird; drop table x;--" as t where "k""ey" = $1 returning to_json(t.*) as row');
   });
 });
 
 describe('reading rows', () => {
   it('orders by the primary key when no order is given, and pages with parameters', () => {
-    expect(selectRowsSql(todos, parseRowsQuery({}))).toEqual({ text: 'select to_jsonb(t.*) as row from "public"."todos" as t order by "id" asc limit $1 offset $2', values: [100, 0] });
+    expect(selectRowsSql(todos, parseRowsQuery({}))).toEqual({ text: 'select to_json(t.*) as row from "public"."todos" as t order by "id" asc limit $1 offset $2', values: [100, 0] });
     expect(selectRowsSql(pairs, parseRowsQuery({ limit: '2', offset: '4' })).text).toContain('order by "a" asc, "b" asc limit $1 offset $2');
-    expect(selectRowsSql(keyless, parseRowsQuery({})).text).toBe('select to_jsonb(t.*) as row from "public"."log" as t limit $1 offset $2');
+    expect(selectRowsSql(keyless, parseRowsQuery({})).text).toBe('select to_json(t.*) as row from "public"."log" as t limit $1 offset $2');
   });
 
   it('turns every operator into SQL with its value as a parameter', () => {
@@ -69,7 +69,7 @@ describe('reading rows', () => {
     };
     const statement = selectRowsSql({ ...todos, columns: [...todos.columns, { name: 'a', type: 'integer' }] }, parseRowsQuery({ ...query, order: 'due.desc.nullslast,title' }));
     expect(statement.text).toBe(
-      'select to_jsonb(t.*) as row from "public"."todos" as t where "id" > $1 and "id" <= $2 and "title" <> $3 and "title"::text like $4 and not ("title"::text ilike $5)' +
+      'select to_json(t.*) as row from "public"."todos" as t where "id" > $1 and "id" <= $2 and "title" <> $3 and "title"::text like $4 and not ("title"::text ilike $5)' +
         ' and "due" is null and not ("meta" is null) and "tags" = $6 and "a" = any($7) order by "due" desc nulls last, "title" asc limit $8 offset $9',
     );
     expect(statement.values).toEqual(['1', '9', 'x', '%a%', 'B%', '{a,b}', ['1', '2'], 100, 0]);
@@ -108,12 +108,12 @@ describe('reading rows', () => {
 describe('inserting', () => {
   it('lists the given columns and passes values by column type', () => {
     const statement = insertRowSql(todos, { title: "it's; drop table todos", meta: ['x', { y: 1 }], tags: ['a', 'b"c'], due: null });
-    expect(statement.text).toBe('insert into "public"."todos" as t ("title", "meta", "tags", "due") values ($1, $2, $3, $4) returning to_jsonb(t.*) as row');
+    expect(statement.text).toBe('insert into "public"."todos" as t ("title", "meta", "tags", "due") values ($1, $2, $3, $4) returning to_json(t.*) as row');
     expect(statement.values).toEqual(["it's; drop table todos", '["x",{"y":1}]', ['a', 'b"c'], null]);
   });
 
   it('takes every default when no data is given', () => {
-    expect(insertRowSql(todos, {})).toEqual({ text: 'insert into "public"."todos" as t default values returning to_jsonb(t.*) as row', values: [] });
+    expect(insertRowSql(todos, {})).toEqual({ text: 'insert into "public"."todos" as t default values returning to_json(t.*) as row', values: [] });
   });
 
   it('refuses an unknown column, whatever it looks like', () => {
@@ -136,10 +136,10 @@ describe('encoding values', () => {
 describe('updating and deleting by primary key', () => {
   it('sets the given columns where the whole key matches', () => {
     expect(updateRowSql(pairs, { b: 'x', a: 1 }, { note: 'n', b: 'y' })).toEqual({
-      text: 'update "public"."pairs" as t set "note" = $1, "b" = $2 where "a" = $3 and "b" = $4 returning to_jsonb(t.*) as row',
+      text: 'update "public"."pairs" as t set "note" = $1, "b" = $2 where "a" = $3 and "b" = $4 returning to_json(t.*) as row',
       values: ['n', 'y', 1, 'x'],
     });
-    expect(deleteRowSql(todos, { id: 7 })).toEqual({ text: 'delete from "public"."todos" as t where "id" = $1 returning to_jsonb(t.*) as row', values: [7] });
+    expect(deleteRowSql(todos, { id: 7 })).toEqual({ text: 'delete from "public"."todos" as t where "id" = $1 returning to_json(t.*) as row', values: [7] });
   });
 
   it('refuses a partial key, another column, a null key and a table without a key', () => {

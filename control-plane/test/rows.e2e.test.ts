@@ -105,6 +105,23 @@ describe('reading rows', () => {
     expect(byDefault.body.rows[0]).toEqual({ n: 1005 });
   });
 
+  it('answers an int8 past 2^53 and a numeric’s digits exactly as PostgreSQL writes them', async () => {
+    await asOwner('create table ledger (id int8 primary key, amount numeric(12,2)); insert into ledger values (9007199254740993, 1.50)');
+    const read = await call('GET', rows('ledger'), { headers: auth() });
+    expect(read.status, read.text).toBe(200);
+    expect(read.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(read.text).toMatch(/"id": ?9007199254740993[,}]/);
+    expect(read.text).toMatch(/"amount": ?1\.50[,}]/);
+    expect(read.body.total).toBe(1);
+    const updated = await call('PUT', rows('ledger'), { headers: auth(), body: { pkWhere: { id: '9007199254740993' }, data: { amount: '2.00' } } });
+    expect(updated.status, updated.text).toBe(200);
+    expect(updated.text).toMatch(/"id": ?9007199254740993[,}]/);
+    expect(updated.text).toMatch(/"amount": ?2\.00[,}]/);
+    const inserted = await call('POST', rows('ledger'), { headers: auth(), body: { data: { id: '9007199254740995', amount: '0.10' } } });
+    expect(inserted.status, inserted.text).toBe(201);
+    expect(inserted.text).toMatch(/"id": ?9007199254740995[,}]/);
+  });
+
   it('accepts the service key, in the header or the query', async () => {
     expect((await call('GET', rows('goods'), { headers: apikey(project.serviceKey) })).status).toBe(200);
     const viaQuery = await call('GET', rows('goods', [['apikey', project.serviceKey], ['name', 'eq.Milk']]));

@@ -98,14 +98,14 @@ function orderSql(table: TableShape, order: OrderTerm[]): string {
 
 const qualified = (table: TableShape) => `"public".${quoteIdentifier(table.name)}`;
 
-/** One page of matching rows, each as `row` (jsonb). */
+/** One page of matching rows, each as `row` (json, in column order). */
 export function selectRowsSql(table: TableShape, selection: RowsSelection): Statement {
   const parameters = new Parameters();
   const where = whereSql(table, selection.filters, parameters);
   const order = orderSql(table, selection.order);
   const limit = parameters.add(selection.limit);
   const offset = parameters.add(selection.offset);
-  return { text: `select to_jsonb(t.*) as row from ${qualified(table)} as t${where}${order} limit ${limit} offset ${offset}`, values: parameters.values };
+  return { text: `select to_json(t.*) as row from ${qualified(table)} as t${where}${order} limit ${limit} offset ${offset}`, values: parameters.values };
 }
 
 /** How many rows match the filters, as `total` (bigint, read as text). */
@@ -119,10 +119,10 @@ export function countRowsSql(table: TableShape, filters: Filter[]): Statement {
 export function insertRowSql(table: TableShape, data: Record<string, unknown>): Statement {
   const parameters = new Parameters();
   const entries = Object.entries(data).map(([name, value]) => [resolveColumn(table, name), value] as const);
-  if (entries.length === 0) return { text: `insert into ${qualified(table)} as t default values returning to_jsonb(t.*) as row`, values: [] };
+  if (entries.length === 0) return { text: `insert into ${qualified(table)} as t default values returning to_json(t.*) as row`, values: [] };
   const columns = entries.map(([column]) => quoteIdentifier(column.name)).join(', ');
   const values = entries.map(([column, value]) => parameters.add(encodeValue(column, value))).join(', ');
-  return { text: `insert into ${qualified(table)} as t (${columns}) values (${values}) returning to_jsonb(t.*) as row`, values: parameters.values };
+  return { text: `insert into ${qualified(table)} as t (${columns}) values (${values}) returning to_json(t.*) as row`, values: parameters.values };
 }
 
 /**
@@ -158,12 +158,12 @@ export function updateRowSql(table: TableShape, pkWhere: Record<string, unknown>
   });
   if (assignments.length === 0) throw invalidRequest('data must name at least one column');
   const where = primaryKeyWhere(table, pkWhere, parameters);
-  return { text: `update ${qualified(table)} as t set ${assignments.join(', ')} where ${where} returning to_jsonb(t.*) as row`, values: parameters.values };
+  return { text: `update ${qualified(table)} as t set ${assignments.join(', ')} where ${where} returning to_json(t.*) as row`, values: parameters.values };
 }
 
 /** Deletes the row named by its primary key. Answers the deleted `row`, or nothing. */
 export function deleteRowSql(table: TableShape, pkWhere: Record<string, unknown>): Statement {
   const parameters = new Parameters();
   const where = primaryKeyWhere(table, pkWhere, parameters);
-  return { text: `delete from ${qualified(table)} as t where ${where} returning to_jsonb(t.*) as row`, values: parameters.values };
+  return { text: `delete from ${qualified(table)} as t where ${where} returning to_json(t.*) as row`, values: parameters.values };
 }

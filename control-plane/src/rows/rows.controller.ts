@@ -3,10 +3,10 @@
  * as the project's owner role. Rows are data, not schema: nothing here is a
  * command or records an event. Each handler: resolve, authorise, act, respond.
  */
-import { Body, Controller, Delete, Get, Inject, Param, Post, Put, Query, Req } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
+import { Body, Controller, Delete, Get, Inject, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PoolClient } from 'pg';
-import { DeleteRowBody, InsertRowBody, ListRowsQuery, RowsPathParams, UpdateRowBody, notFound, type RowsPage } from '@baseplane/contracts';
+import { DeleteRowBody, InsertRowBody, ListRowsQuery, RowsPathParams, UpdateRowBody, notFound } from '@baseplane/contracts';
 import { CallerResolver } from '../http/caller';
 import { isDatabaseError, toApiError } from '../http/database-error';
 import { validate } from '../http/validate';
@@ -15,7 +15,19 @@ import { TenantConnections } from '../tenants/tenant-connections';
 import { parseRowsQuery } from './rows-parse';
 import { countRowsSql, deleteRowSql, insertRowSql, selectRowsSql, updateRowSql, type Statement } from './rows-sql';
 
-type Row = Record<string, unknown>;
+/**
+ * A row as PostgreSQL wrote its JSON, passed on as that text: parsed in
+ * JavaScript, an int8 past 2^53 or a numeric's digits and scale would not
+ * survive (PostgREST too answers the database's own JSON text).
+ */
+type RowJson = string;
+const AS_TEXT = { getTypeParser: () => (text: string) => text };
+
+/** The answer is JSON text already; Fastify sends a string under a JSON content type as it is. */
+const json = (reply: FastifyReply, text: string) => {
+  void reply.header('content-type', 'application/json; charset=utf-8');
+  return text;
+};
 
 /** Management reads are bounded like the SQL console's. */
 const STATEMENT_TIMEOUT = '60s';
@@ -28,37 +40,38 @@ export class RowsController {
   ) {}
 
   @Get()
-  async list(@Req() request: FastifyRequest, @Param() params: unknown, @Query() query: unknown): Promise<RowsPage> {
+  async list(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param() params: unknown, @Query() query: unknown): Promise<string> {
     const { id, name } = await this.authorise(request, params);
     const selection = parseRowsQuery(validate(ListRowsQuery, query, 'query'));
-    return this.inTable(id, name, async (client, table) => {
-      const page = selectRowsSql(table, selection);
+    const page = await this.inTable(id, name, async (client, table) => {
+      const select = selectRowsSql(table, selection);
       const count = countRowsSql(table, selection.filters);
-      const rows = await client.query<{ row: Row }>(page.text, page.values);
+      const rows = await client.query<{ row: RowJson }>({ ...select, types: AS_TEXT });
       const counted = await client.query<{ total: string }>(count.text, count.values);
-      return { rows: rows.rows.map((r) => r.row), total: Number(counted.rows[0]!.total) };
+      return `{"rows":[${rows.rows.map((r) => r.row).join(',')}],"total":${Number(counted.rows[0]!.total)}}`;
     });
+    return json(reply, page);
   }
 
   @Post()
-  async insert(@Req() request: FastifyRequest, @Param() params: unknown, @Body() body: unknown): Promise<Row> {
+  async insert(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param() params: unknown, @Body() body: unknown): Promise<string> {
     const { id, name } = await this.authorise(request, params);
     const { data } = validate(InsertRowBody, body);
-    return this.inTable(id, name, (client, table) => oneRow(client, insertRowSql(table, data)));
+    return json(reply, await this.inTable(id, name, (client, table) => oneRow(client, insertRowSql(table, data))));
   }
 
   @Put()
-  async update(@Req() request: FastifyRequest, @Param() params: unknown, @Body() body: unknown): Promise<Row> {
+  async update(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param() params: unknown, @Body() body: unknown): Promise<string> {
     const { id, name } = await this.authorise(request, params);
     const { pkWhere, data } = validate(UpdateRowBody, body);
-    return this.inTable(id, name, (client, table) => oneRow(client, updateRowSql(table, pkWhere, data)));
+    return json(reply, await this.inTable(id, name, (client, table) => oneRow(client, updateRowSql(table, pkWhere, data))));
   }
 
   @Delete()
-  async remove(@Req() request: FastifyRequest, @Param() params: unknown, @Body() body: unknown): Promise<Row> {
+  async remove(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param() params: unknown, @Body() body: unknown): Promise<string> {
     const { id, name } = await this.authorise(request, params);
     const { pkWhere } = validate(DeleteRowBody, body);
-    return this.inTable(id, name, (client, table) => oneRow(client, deleteRowSql(table, pkWhere)));
+    return json(reply, await this.inTable(id, name, (client, table) => oneRow(client, deleteRowSql(table, pkWhere))));
   }
 
   private async authorise(request: FastifyRequest, params: unknown) {
@@ -89,8 +102,8 @@ export class RowsController {
 }
 
 /** The one row a mutation answers, or 404 when its primary key matched none. */
-async function oneRow(client: PoolClient, statement: Statement): Promise<Row> {
-  const { rows } = await client.query<{ row: Row }>(statement.text, statement.values);
+async function oneRow(client: PoolClient, statement: Statement): Promise<RowJson> {
+  const { rows } = await client.query<{ row: RowJson }>({ ...statement, types: AS_TEXT });
   if (!rows[0]) throw notFound('row');
   return rows[0].row;
 }
