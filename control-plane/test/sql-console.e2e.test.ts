@@ -104,6 +104,27 @@ describe('results', () => {
   });
 });
 
+describe('huge results', () => {
+  it('cuts the rows at the byte cap as well, for one statement and for the last of several, and says so', async () => {
+    // The stack's cap is 64 MB; a console of its own with 1 MB keeps the test light.
+    const tenants = new TenantConnections(inject('tenantDatabaseUrl'), inject('platformSecret'));
+    const platform = new pg.Pool({ connectionString: inject('databaseUrl'), max: 1 });
+    const console_ = new SqlConsole(tenants, new EventStore(platform), { statementTimeoutMs: 60_000, rowCap: 10_000, resultBytes: 1_000_000 });
+    try {
+      for (const query of ["select g, repeat('x', 100000) as pad from generate_series(1, 50) g", "select 1; select g, repeat('x', 100000) as pad from generate_series(1, 50) g"]) {
+        const answer = await console_.execute(project.id, query, 'operator:test');
+        expect(answer.rows.map((row) => row.g)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        expect(answer).toMatchObject({ rowCount: 9, truncated: true });
+      }
+      const small = await console_.execute(project.id, "select g, repeat('x', 1000) as pad from generate_series(1, 50) g", 'operator:test');
+      expect(small).toMatchObject({ rowCount: 50, truncated: false });
+    } finally {
+      await tenants.closeAll();
+      await platform.end();
+    }
+  });
+});
+
 describe('transactions and errors', () => {
   it('runs the query in one transaction: a failing statement leaves nothing behind', async () => {
     const answer = await sql('create table a (id int primary key); insert into a values (1); select 1/0');
@@ -133,7 +154,7 @@ describe('transactions and errors', () => {
     // The stack's console allows 60 s; a console of its own with 300 ms keeps the test short.
     const tenants = new TenantConnections(inject('tenantDatabaseUrl'), inject('platformSecret'));
     const platform = new pg.Pool({ connectionString: inject('databaseUrl'), max: 1 });
-    const console_ = new SqlConsole(tenants, new EventStore(platform), { statementTimeoutMs: 300, rowCap: 10 });
+    const console_ = new SqlConsole(tenants, new EventStore(platform), { statementTimeoutMs: 300, rowCap: 10, resultBytes: 1_000_000 });
     try {
       for (const query of ['set statement_timeout = 0; select pg_sleep(20)', "select set_config('statement_timeout', '0', false); select pg_sleep(20)"]) {
         const started = Date.now();

@@ -1,7 +1,8 @@
 /**
  * Runs the console's query on one connection and keeps only what the answer
- * needs: the last statement's fields and at most `cap` of its rows, so a
- * query that returns millions of rows never holds them in memory. A single
+ * needs: the last statement's fields and at most `cap` of its rows, and no
+ * more of them than `byteCap` bytes of values, so a query that returns
+ * millions of rows, or a few huge ones, never holds them in memory. A single
  * statement goes over the extended protocol with a row limit, so PostgreSQL
  * stops producing rows past the cap (what pg-cursor does); a script of several
  * goes over the simple protocol, and rows past the cap are dropped as they come.
@@ -62,11 +63,14 @@ export class LastResultQuery implements pg.Submittable {
   private parsers: Parser[] = [];
   private connection: ProtocolConnection | null = null;
   private awaitingSync = false;
+  /** Bytes of the values kept of the current statement's rows. */
+  private bytes = 0;
 
   constructor(
     private readonly text: string,
     private readonly mode: QueryMode,
     private readonly cap: number,
+    private readonly byteCap: number,
   ) {
     this.result = new Promise((resolve, reject) => {
       this.resolve = resolve;
@@ -101,14 +105,22 @@ export class LastResultQuery implements pg.Submittable {
   handleRowDescription(message: { fields: ResultField[] }): void {
     this.current = { fields: message.fields, rows: [], truncated: false, commandTag: null };
     this.parsers = message.fields.map((field) => parserOf(field.dataTypeID));
+    this.bytes = 0;
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
     const statement = this.current!;
-    if (statement.rows.length >= this.cap) {
+    if (statement.truncated || statement.rows.length >= this.cap) {
       statement.truncated = true;
       return;
     }
+    // Rows are kept as a prefix: the first that does not fit ends what is kept.
+    const size = message.fields.reduce((sum, raw) => sum + (raw === null ? 0 : Buffer.byteLength(raw)), 0);
+    if (this.bytes + size > this.byteCap) {
+      statement.truncated = true;
+      return;
+    }
+    this.bytes += size;
     // No prototype: a column may be called `__proto__`.
     const row: Record<string, unknown> = Object.create(null);
     message.fields.forEach((raw, i) => {

@@ -24,6 +24,8 @@ import { LastResultQuery, type QueryMode, type StatementResult } from './last-re
 export interface SqlConsoleLimits {
   statementTimeoutMs: number;
   rowCap: number;
+  /** Bytes of values an answer holds at most (rows past it are cut, `truncated: true`). */
+  resultBytes: number;
 }
 
 type DdlCommand = SqlDdlRecorded['data']['commands'][number];
@@ -46,6 +48,8 @@ export function sqlConsoleLimits(env: Record<string, string | undefined>): SqlCo
   return {
     statementTimeoutMs: positiveInteger(env, 'SQL_STATEMENT_TIMEOUT_MS', 60_000),
     rowCap: positiveInteger(env, 'SQL_ROW_CAP', 10_000),
+    // The row cap alone lets 10,000 rows of a megabyte each exhaust the control plane's heap.
+    resultBytes: RESULT_BYTES,
   };
 }
 
@@ -72,6 +76,9 @@ function needsSimpleProtocol(error: unknown): boolean {
 /** VACUUM, CREATE INDEX CONCURRENTLY, …: refused inside a transaction block, before they do anything. */
 const refusesTransactionBlock = (error: unknown) =>
   isDatabaseError(error) && error.code === '25001' && routineOf(error) === 'PreventInTransactionBlock';
+
+/** What one answer may hold of values: room for 10,000 rows of 6 KB. */
+const RESULT_BYTES = 64 * 1024 * 1024;
 
 /** How long past the statement timeout the watchdog lets PostgreSQL's own timer act first. */
 const WATCHDOG_GRACE_MS = 1_000;
@@ -217,7 +224,7 @@ export class SqlConsole {
   }
 
   private async runQuery(client: PoolClient, query: string, mode: QueryMode): Promise<StatementResult | null> {
-    return client.query(new LastResultQuery(query, mode, this.limits.rowCap)).result;
+    return client.query(new LastResultQuery(query, mode, this.limits.rowCap, this.limits.resultBytes)).result;
   }
 
   private async answer(client: PoolClient, statement: StatementResult | null, duration: number): Promise<SqlResult> {
