@@ -74,6 +74,12 @@ describe('results', () => {
     expect(answer.body.duration).toBeGreaterThanOrEqual(0);
   });
 
+  it('answers NaN and infinite floats as PostgreSQL writes them, not as null', async () => {
+    const answer = await sql(`select 'NaN'::float8 as nan, '-Infinity'::float4 as low, 1.5::float8 as finite, array['Infinity'::float8, 2, null] as list, null::float8 as nothing`);
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.rows).toEqual([{ nan: 'NaN', low: '-Infinity', finite: 1.5, list: ['Infinity', 2, null], nothing: null }]);
+  });
+
   it('answers the last statement of several', async () => {
     const answer = await sql(`create temporary table scratch (n int); insert into scratch values (1), (2), (3); select n, n * 10 as tenfold from scratch order by n desc`);
     expect(answer.status, answer.text).toBe(200);

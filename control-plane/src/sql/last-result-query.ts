@@ -46,10 +46,23 @@ const TEXT_ARRAY = pg.types.getTypeParser(TEXT_ARRAY_OID, 'text') as Parser;
  * Types answered as PostgreSQL writes them rather than as JavaScript objects:
  * dates and times (a JS Date loses microseconds and shifts `date` by the
  * process's time zone), intervals and bytea; their arrays become string arrays.
+ * Floats stay numbers except NaN and ±Infinity, which JSON has no number for.
  */
+/** A float as a number, but NaN and ±Infinity as PostgreSQL writes them: JSON would make them null. */
+const float = (text: string) => {
+  const value = Number(text);
+  return Number.isFinite(value) ? value : text;
+};
+const FLOAT_ARRAY: Parser = (text) => (TEXT_ARRAY(text) as unknown[]).map(function each(item): unknown {
+  return Array.isArray(item) ? item.map(each) : item === null ? null : float(item as string);
+});
 const AS_TEXT = new Map<number, Parser>([
   ...[17, 1082, 1083, 1114, 1184, 1186, 1266].map((oid): [number, Parser] => [oid, (text) => text]),
   ...[1001, 1182, 1183, 1115, 1185, 1187, 1270].map((oid): [number, Parser] => [oid, TEXT_ARRAY]),
+  [700, float],
+  [701, float],
+  [1021, FLOAT_ARRAY],
+  [1022, FLOAT_ARRAY],
 ]);
 
 const parserOf = (oid: number): Parser => AS_TEXT.get(oid) ?? (pg.types.getTypeParser(oid, 'text') as Parser);
