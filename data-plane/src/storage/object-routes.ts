@@ -194,7 +194,9 @@ function pathTaken(error: unknown, path: string): unknown {
  */
 function unreadableMultipart(error: unknown, parsing = false): unknown {
   if (error instanceof ApiError || !(error instanceof Error)) return error;
-  if ((error as { statusCode?: number }).statusCode !== undefined || !(parsing || /multipart/i.test(error.message))) return error;
+  // While bytes stream, only busboy's own end-of-data errors are the body's fault: an object store's failure may
+  // speak of its "multipart upload" too (S3's), and is ours to answer as such.
+  if ((error as { statusCode?: number }).statusCode !== undefined || !(parsing || /unexpected end of multipart data$/i.test(error.message))) return error;
   return new ApiError(400, 'invalid_request', 'the multipart body could not be read', { reason: error.message },
     'send a complete multipart/form-data body whose parts are delimited by the boundary its Content-Type names');
 }
