@@ -29,6 +29,18 @@ const ddlEvent = { projectId: () => project.id, types: ['SqlDdlRecorded'] };
 const tableExists = async (name: string) => (await tenant.query('select to_regclass($1) is not null as present', [`public.${name}`])).rows[0].present as boolean;
 
 /** A connection as project `owner`'s role (its derived password) to project `database`'s database. */
+/** Runs `use` with a console of its own on the stack's databases, under `limits` smaller than the stack's (tests stay light and short). */
+async function withOwnConsole(limits: ConstructorParameters<typeof SqlConsole>[2], use: (console_: SqlConsole) => Promise<void>): Promise<void> {
+  const tenants = new TenantConnections(inject('tenantDatabaseUrl'), inject('platformSecret'));
+  const platform = new pg.Pool({ connectionString: inject('databaseUrl'), max: 1 });
+  try {
+    await use(new SqlConsole(tenants, new EventStore(platform), limits));
+  } finally {
+    await tenants.closeAll();
+    await platform.end();
+  }
+}
+
 function ownerClient(owner: string, database: string): pg.Client {
   const url = new URL(inject('tenantDatabaseUrl'));
   url.username = tenantOwnerRole(owner);
@@ -113,10 +125,7 @@ describe('results', () => {
 describe('huge results', () => {
   it('cuts the rows at the byte cap as well, for one statement and for the last of several, and says so', async () => {
     // The stack's cap is 64 MB; a console of its own with 1 MB keeps the test light.
-    const tenants = new TenantConnections(inject('tenantDatabaseUrl'), inject('platformSecret'));
-    const platform = new pg.Pool({ connectionString: inject('databaseUrl'), max: 1 });
-    const console_ = new SqlConsole(tenants, new EventStore(platform), { statementTimeoutMs: 60_000, rowCap: 10_000, resultBytes: 1_000_000 });
-    try {
+    await withOwnConsole({ statementTimeoutMs: 60_000, rowCap: 10_000, resultBytes: 1_000_000 }, async (console_) => {
       for (const query of ["select g, repeat('x', 100000) as pad from generate_series(1, 50) g", "select 1; select g, repeat('x', 100000) as pad from generate_series(1, 50) g"]) {
         const answer = await console_.execute(project.id, query, 'operator:test');
         expect(answer.rows.map((row) => row.g)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
@@ -124,10 +133,7 @@ describe('huge results', () => {
       }
       const small = await console_.execute(project.id, "select g, repeat('x', 1000) as pad from generate_series(1, 50) g", 'operator:test');
       expect(small).toMatchObject({ rowCount: 50, truncated: false });
-    } finally {
-      await tenants.closeAll();
-      await platform.end();
-    }
+    });
   });
 });
 
@@ -158,10 +164,7 @@ describe('transactions and errors', () => {
 
   it('stops a query that lifted its own statement timeout soon after the limit, with SQLSTATE 57014', async () => {
     // The stack's console allows 60 s; a console of its own with 300 ms keeps the test short.
-    const tenants = new TenantConnections(inject('tenantDatabaseUrl'), inject('platformSecret'));
-    const platform = new pg.Pool({ connectionString: inject('databaseUrl'), max: 1 });
-    const console_ = new SqlConsole(tenants, new EventStore(platform), { statementTimeoutMs: 300, rowCap: 10, resultBytes: 1_000_000 });
-    try {
+    await withOwnConsole({ statementTimeoutMs: 300, rowCap: 10, resultBytes: 1_000_000 }, async (console_) => {
       for (const query of ['set statement_timeout = 0; select pg_sleep(20)', "select set_config('statement_timeout', '0', false); select pg_sleep(20)"]) {
         const started = Date.now();
         const error = await console_.execute(project.id, query, 'operator:test').then(() => null, (e: unknown) => e);
@@ -170,10 +173,7 @@ describe('transactions and errors', () => {
       }
       const sleepers = await tenant.query(`select count(*)::int as n from pg_stat_activity where query like '%pg_sleep(20)%' and state = 'active' and pid <> pg_backend_pid()`);
       expect(sleepers.rows[0].n).toBe(0);
-    } finally {
-      await tenants.closeAll();
-      await platform.end();
-    }
+    });
   });
 
   it('does not carry one call’s session settings into the next', async () => {
