@@ -76,6 +76,25 @@ async function startLimited(limitBytes: number): Promise<{ url: string; close: (
   return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
+/**
+ * An upstream that refuses every body at once, as the data plane refuses an
+ * upload to a bad path: 400 on the headers, the connection kept alive, and
+ * the body then read to its declared end and dropped (node's server does
+ * that). Anything else is answered 200 with its URL.
+ */
+async function startEarly(): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer((request, response) => {
+    if (request.method === 'POST') {
+      response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(apiError('invalid_request', 'bad path')));
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: request.url }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
 /** The flat error body of API.md → Conventions. */
 function apiError(code: string, message: unknown) {
   return { code, message, details: null, hint: null };
@@ -87,6 +106,8 @@ let controlPlane: Awaited<ReturnType<typeof startEcho>>;
 let dataPlane: Awaited<ReturnType<typeof startEcho>>;
 let limited: Awaited<ReturnType<typeof startLimited>>;
 let limitedGateway: Gateway;
+let early: Awaited<ReturnType<typeof startEarly>>;
+let earlyGateway: Gateway;
 let base: string;
 
 beforeAll(async () => {
@@ -112,10 +133,12 @@ beforeAll(async () => {
   });
   limited = await startLimited(1024 * 1024);
   limitedGateway = await startGateway({ host: '127.0.0.1', port: 0, controlPlaneUrl: controlPlane.url, dataPlaneUrl: limited.url, checkHealth });
+  early = await startEarly();
+  earlyGateway = await startGateway({ host: '127.0.0.1', port: 0, controlPlaneUrl: controlPlane.url, dataPlaneUrl: early.url, checkHealth });
 });
 
 afterAll(async () => {
-  await Promise.all([gateway?.close(), downGateway?.close(), limitedGateway?.close(), controlPlane?.close(), dataPlane?.close(), limited?.close()]);
+  await Promise.all([gateway?.close(), downGateway?.close(), limitedGateway?.close(), earlyGateway?.close(), controlPlane?.close(), dataPlane?.close(), limited?.close(), early?.close()]);
 });
 
 const routes = [
@@ -171,6 +194,20 @@ describe('gateway routing', () => {
     // The connections left mid-body are not reused: the next request is served whole.
     const small = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
     expect(small.status).toBe(200);
+  });
+
+  it('does not reuse a connection whose body was cut short by an early answer: the next request arrives whole', async () => {
+    const base = `http://127.0.0.1:${earlyGateway.port}/storage/v1/object`;
+    const next: Array<[number, number | string]> = [];
+    for (let i = 0; i < 40; i++) {
+      // Bodies of a few chunks: the answer comes while some of them are still on their way up.
+      const refused = await fetch(`${base}/up`, { method: 'POST', body: Buffer.alloc(1 + (i % 10) * 20_000, 'x'), signal: AbortSignal.timeout(5000) });
+      expect(refused.status).toBe(400);
+      await refused.text();
+      const answer = await fetch(`${base}/next-${i}`, { signal: AbortSignal.timeout(5000) }).then((r) => r.status, (error: Error) => error.name);
+      next.push([i, answer]);
+    }
+    expect(next.filter(([, status]) => status !== 200)).toEqual([]);
   });
 
   it('does not retry a GET the service answered 503 (the caller decides)', async () => {

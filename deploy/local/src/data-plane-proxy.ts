@@ -77,15 +77,17 @@ export function createDataPlaneProxy(upstreams: string[], prefixes: readonly str
     let answered = false;
     const upstream = http.request({ agent, host: target.hostname, port: target.port, method: request.method, path: request.url, headers }, (answer) => {
       answered = true;
+      // Answered before the whole body went up: what is left of it is dropped, so the replica, which reads a
+      // body to its declared end, would take the next request on this connection for the rest of this one.
+      if (!upstream.writableEnded) upstream.shouldKeepAlive = false;
       response.writeHead(answer.statusCode ?? 502, withoutHopByHop(answer.headers));
       answer.pipe(response);
       answer.on('error', () => response.destroy());
       if (!request.readableEnded) {
         // Answered before the whole body came: the rest is read only to be dropped (as node's own server
-        // does), so that the client gets to read this answer; the connection, left mid-body, is not reused.
+        // does), so that the client gets to read this answer.
         request.unpipe();
         request.resume();
-        answer.on('end', () => upstream.destroy());
       }
     });
     upstream.setTimeout(UPSTREAM_IDLE_TIMEOUT_MS, () => {
