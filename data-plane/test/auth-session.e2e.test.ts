@@ -11,6 +11,7 @@ import pg from 'pg';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { tenantDatabaseName } from '@baseplane/contracts';
 import { call, createProject, scenarios, signUpOperator, type ProjectAnswer } from '../../deploy/test/http';
+import { someIp } from './auth-timing';
 
 let project: ProjectAnswer;
 let other: ProjectAnswer;
@@ -130,6 +131,45 @@ function oversizedPost(url: URL, headers: Record<string, string>, bytes: number)
     request.write(`{"email":"big-${randomUUID()}@example.com","password":"${'x'.repeat(64 * 1024)}`);
   });
 }
+
+describe('failed sign-ins', () => {
+  const from = (ip: string) => () => ({ ...key(), 'x-forwarded-for': ip });
+  const signin = (ip: string, body: { email: string; password: string }) => call('POST', '/rest/v1/auth/signin', { headers: from(ip)(), body });
+  const statuses = async (tries: Array<() => Promise<{ status: number }>>) => (await Promise.all(tries.map((t) => t()))).map((a) => a.status);
+  let user: string;
+
+  beforeAll(async () => {
+    user = `limited-${randomUUID()}@example.com`;
+    expect((await call('POST', '/rest/v1/auth/signup', { headers: key(), body: { email: user, password } })).status).toBe(201);
+  });
+
+  it('holds back an address tried ten times in vain from one IP (429, Retry-After), the right password too, but not from another IP', async () => {
+    const ip = someIp();
+    expect(await statuses(Array.from({ length: 10 }, () => () => signin(ip, { email: user, password: 'wrong password' })))).toEqual(Array(10).fill(400));
+    const held = await signin(ip, { email: user.toUpperCase(), password });
+    expect(held.status, held.text).toBe(429);
+    expect(held.body).toMatchObject({ code: 'rate_limited', details: { retryAfter: expect.any(Number) } });
+    expect(Number(held.headers.get('retry-after'))).toBeGreaterThan(800);
+    expect((await signin(ip, { email: user, password: 'wrong password' })).status).toBe(429);
+    const elsewhere = await signin(someIp(), { email: user, password });
+    expect(elsewhere.status, elsewhere.text).toBe(200);
+  });
+
+  it('never counts a sign-in that succeeds', async () => {
+    const ip = someIp();
+    for (let i = 0; i < 12; i++) expect((await signin(ip, { email: user, password })).status).toBe(200);
+    expect((await signin(ip, { email: user, password: 'wrong password' })).status).toBe(400);
+  });
+
+  it('holds back an IP after a hundred failures over any addresses, and no other IP', async () => {
+    const ip = someIp();
+    const tries = Array.from({ length: 100 }, (_, i) => () => signin(ip, { email: `nobody-${i}-${randomUUID()}@example.com`, password: 'wrong password' }));
+    for (let i = 0; i < tries.length; i += 10) expect(await statuses(tries.slice(i, i + 10))).toEqual(Array(10).fill(400));
+    const held = await signin(ip, { email: user, password });
+    expect(held.status, held.text).toBe(429);
+    expect((await signin(someIp(), { email: user, password })).status).toBe(200);
+  });
+});
 
 describe('a NUL character in any string field', () => {
   // PostgreSQL cannot store it (22021): the shared string type of contracts/src/auth.ts refuses it at validation, on every endpoint.

@@ -20,9 +20,10 @@ import * as store from '@baseplane/contracts/user-directory';
 import type { SqlClient } from '@baseplane/contracts/user-directory';
 import type { DirectoryEntry } from '../directory/project-directory';
 import { resolveProject } from '../http/resolve-project';
-import { issueLimits, limit, mailCode } from './code-flow';
+import { count, issueLimits, limit, mailCode, signinFailureLimits } from './code-flow';
 import type { AuthDependencies } from './dependencies';
 import { hashPassword, verifyPassword } from './passwords';
+import { used } from './rate-limits';
 import { hashOf } from './refresh-tokens';
 import { authenticate } from './session-guard';
 
@@ -88,9 +89,18 @@ async function signup(deps: AuthDependencies, request: FastifyRequest): Promise<
 async function signin(deps: AuthDependencies, request: FastifyRequest): Promise<EndUserSession> {
   const { project } = resolveProject(deps.directory, request);
   const body = validate(EndUserSigninBody, request.body);
-  const found = await deps.tenants.transaction(project.projectId, (tx) => store.findUserByEmail(tx, body.email));
-  // Same answer, same work, for an unknown email and a wrong password.
-  if (!(await verifyPassword(found?.passwordHash, body.password)) || !found) throw new ApiError(400, 'invalid_credentials', 'invalid email or password');
+  const failures = signinFailureLimits(request, body.email);
+  const found = await deps.tenants.transaction(project.projectId, async (tx) => {
+    // Too many failures hold every try back, the right password too: guessing stops there.
+    const over = await used(tx, failures);
+    if (over) throw over;
+    return store.findUserByEmail(tx, body.email);
+  });
+  // Same answer, same work, for an unknown email and a wrong password; both count as failures.
+  if (!(await verifyPassword(found?.passwordHash, body.password)) || !found) {
+    await count(deps, project, failures);
+    throw new ApiError(400, 'invalid_credentials', 'invalid email or password');
+  }
   if (project.authSettings.requireEmailVerification && !found.emailVerified) throw notVerified();
   const { user, sessionId, refreshToken } = await deps.tenants.transaction(project.projectId, async (tx) => {
     // The session answers the user as this sign-in leaves them (its lastSignInAt).

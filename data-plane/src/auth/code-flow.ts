@@ -25,6 +25,13 @@ export async function limit(deps: AuthDependencies, project: DirectoryEntry, buc
   if (refusal) throw refusal;
 }
 
+/** Counts one hit on every bucket, refusing nothing (for what is counted after it happened: a failed sign-in). */
+export async function count(deps: AuthDependencies, project: DirectoryEntry, buckets: Buckets): Promise<void> {
+  await deps.tenants.transaction(project.projectId, async (tx) => {
+    for (const [bucket, limit] of buckets) await hit(tx, bucket, limit);
+  });
+}
+
 /** Buckets of issuing a code for `purpose` to `target` (an address, or a user id). */
 export const issueLimits = (request: FastifyRequest, purpose: CodePurpose, target: string): Buckets => [
   [`issue:${purpose}:${target.toLowerCase()}`, LIMITS.issuePerAddress],
@@ -35,6 +42,12 @@ export const issueLimits = (request: FastifyRequest, purpose: CodePurpose, targe
 export const verifyLimits = (request: FastifyRequest, purpose: CodePurpose, target: string | undefined): Buckets => [
   ...(target ? [[`verify:${purpose}:${target.toLowerCase()}`, LIMITS.verifyPerAddress] as [string, Limit]] : []),
   [`verify:ip:${request.ip}`, LIMITS.verifyPerIp],
+];
+
+/** Buckets of failed password sign-ins: one address tried from one client IP, and all tries from that IP. */
+export const signinFailureLimits = (request: FastifyRequest, email: string): Buckets => [
+  [`signin-failed:${request.ip}:${email.toLowerCase()}`, LIMITS.signinFailuresPerAddressAndIp],
+  [`signin-failed:ip:${request.ip}`, LIMITS.signinFailuresPerIp],
 ];
 
 /** The email carrying `code`, in the project's words and with its code lifetime; `continueAt` is where the app takes it. */

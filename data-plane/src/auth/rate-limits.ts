@@ -1,7 +1,8 @@
 /**
- * Fixed-window rate limits on issuing and verifying codes, kept in the
- * tenant's `auth.rate_limits` so every data-plane replica counts together.
- * Over the limit ⇒ 429 `rate_limited` with `Retry-After`.
+ * Fixed-window rate limits on issuing and verifying codes and on failed
+ * password sign-ins, kept in the tenant's `auth.rate_limits` so every
+ * data-plane replica counts together. Over the limit ⇒ 429 `rate_limited`
+ * with `Retry-After`.
  */
 import type { PoolClient } from 'pg';
 import { ApiError } from '@baseplane/contracts';
@@ -17,6 +18,9 @@ export const LIMITS = {
   issuePerIp: { max: 100, windowSeconds: 300 },
   verifyPerAddress: { max: 20, windowSeconds: 900 },
   verifyPerIp: { max: 200, windowSeconds: 300 },
+  // Failed password sign-ins only: an app's own traffic (and a user who signs in often) is never held up.
+  signinFailuresPerAddressAndIp: { max: 10, windowSeconds: 900 },
+  signinFailuresPerIp: { max: 100, windowSeconds: 300 },
 } satisfies Record<string, Limit>;
 
 export class RateLimitedError extends ApiError {
@@ -37,4 +41,18 @@ export async function hit(tx: PoolClient, bucket: string, limit: Limit): Promise
   );
   const row = rows[0]!;
   return row.hits > limit.max ? new RateLimitedError(Math.max(1, row.retry_after)) : undefined;
+}
+
+/** A refusal when any of `buckets` has used up its limit in its current window; counts nothing. */
+export async function used(tx: PoolClient, buckets: [string, Limit][]): Promise<RateLimitedError | undefined> {
+  if (buckets.length === 0) return undefined;
+  const { rows } = await tx.query<{ bucket: string; hits: number; age: number }>(
+    'select bucket, hits, extract(epoch from (now() - window_start))::float8 as age from auth.rate_limits where bucket = any($1::text[])',
+    [buckets.map(([bucket]) => bucket)],
+  );
+  const waits = rows.flatMap((row) => {
+    const limit = buckets.find(([bucket]) => bucket === row.bucket)![1];
+    return row.age < limit.windowSeconds && row.hits >= limit.max ? [Math.ceil(limit.windowSeconds - row.age)] : [];
+  });
+  return waits.length > 0 ? new RateLimitedError(Math.max(1, ...waits)) : undefined;
 }
