@@ -4,10 +4,10 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 
-const Email = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$' });
+const Email = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', patternMessage: 'must be an email address' });
 const Password = Type.String({ minLength: 8, maxLength: 1024 });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
-const Uuid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' });
+const Uuid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', patternMessage: 'must be a UUID' });
 
 export const PlatformSignupBody = Type.Object(
   { email: Email, password: Password, name: Type.Optional(Name) },
@@ -31,7 +31,7 @@ export const TeamRole = Type.Union([Type.Literal('owner'), Type.Literal('admin')
 export const AddMemberBody = Type.Object({ email: Email, role: Type.Optional(TeamRole) }, { additionalProperties: false });
 export type AddMemberBody = Static<typeof AddMemberBody>;
 
-export const ProjectName = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' });
+export const ProjectName = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', patternMessage: 'must not be blank' });
 export const CreateProjectBody = Type.Object(
   { name: ProjectName, teamId: Type.Optional(Uuid) },
   { additionalProperties: false },
@@ -53,8 +53,8 @@ export type RotateKeyBody = Static<typeof RotateKeyBody>;
 
 export const EventsQuery = Type.Object(
   {
-    after: Type.Optional(Type.String({ pattern: '^\\d{1,12}$' })),
-    limit: Type.Optional(Type.String({ pattern: '^\\d{1,4}$' })),
+    after: Type.Optional(Type.String({ pattern: '^\\d{1,12}$', patternMessage: 'must be a whole number of at most 12 digits' })),
+    limit: Type.Optional(Type.String({ pattern: '^\\d{1,4}$', patternMessage: 'must be a whole number of at most 4 digits' })),
   },
   { additionalProperties: false },
 );

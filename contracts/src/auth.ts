@@ -10,7 +10,8 @@ import { Type, type Static, type StringOptions } from '@sinclair/typebox';
  * 400 `invalid_request` at validation, whichever endpoint and field.
  */
 const NO_NUL = '^[^\\x00]*$';
-const Text = (options: StringOptions & { maxLength: number }) => Type.String({ pattern: NO_NUL, ...options });
+const Text = (options: StringOptions & { maxLength: number; patternMessage?: string }) =>
+  Type.String({ pattern: NO_NUL, patternMessage: 'must not contain a NUL character', ...options });
 
 const Email = Text({ maxLength: 320 });
 const Password = Text({ maxLength: 1024 });
@@ -76,7 +77,7 @@ export const ResendBody = Type.Object({ email: Email, type: Type.Union([Type.Lit
 export const VerifyCodeBody = Type.Object({ otp: Otp, email: Type.Optional(Email) }, { additionalProperties: false });
 export const ResetPasswordBody = Type.Object({ otp: Otp, newPassword: Password, email: Type.Optional(Email) }, { additionalProperties: false });
 
-const HttpUrl = Text({ maxLength: 2048, pattern: '^https?://[^\\s\\x00]+$' });
+const HttpUrl = Text({ maxLength: 2048, pattern: '^https?://[^\\s\\x00]+$', patternMessage: 'must be an http:// or https:// URL without spaces' });
 
 /** A project's SMTP server as events carry it: the URL (it holds credentials) sealed. */
 export interface StoredSmtp {
@@ -133,7 +134,10 @@ export const UpdateAuthSettingsBody = Type.Object(
     smtp: Type.Optional(
       Type.Union([
         Type.Object(
-          { url: Text({ maxLength: 2048, pattern: '^smtps?://[^\\s\\x00]+$' }), from: Text({ minLength: 3, maxLength: 320, pattern: '^[^\\x00]*@[^\\x00]*$' }) },
+          {
+            url: Text({ maxLength: 2048, pattern: '^smtps?://[^\\s\\x00]+$', patternMessage: 'must be an smtp:// or smtps:// URL without spaces' }),
+            from: Text({ minLength: 3, maxLength: 320, pattern: '^[^\\x00]*@[^\\x00]*$', patternMessage: 'must be an address (with @) without a NUL character' }),
+          },
           { additionalProperties: false },
         ),
         Type.Null(),
@@ -159,8 +163,8 @@ export const InviteBody = Type.Object({ email: Email, redirectTo: Type.Optional(
 export const ListEndUsersQuery = Type.Object(
   {
     search: Type.Optional(Text({ maxLength: 320 })),
-    limit: Type.Optional(Type.String({ pattern: '^\\d{1,4}$' })),
-    offset: Type.Optional(Type.String({ pattern: '^\\d{1,9}$' })),
+    limit: Type.Optional(Type.String({ pattern: '^\\d{1,4}$', patternMessage: 'must be a whole number of at most 4 digits' })),
+    offset: Type.Optional(Type.String({ pattern: '^\\d{1,9}$', patternMessage: 'must be a whole number of at most 9 digits' })),
   },
   { additionalProperties: false },
 );

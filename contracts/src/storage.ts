@@ -100,7 +100,7 @@ export interface ObjectListing {
 
 const ObjectPath = Type.String({ minLength: 1, maxLength: 1024 });
 const QueryBoolean = Type.Union([Type.Literal('true'), Type.Literal('false')]);
-const QueryInteger = Type.String({ pattern: '^[0-9]{1,10}$' });
+const QueryInteger = Type.String({ pattern: '^[0-9]{1,10}$', patternMessage: 'must be a whole number of at most 10 digits' });
 
 /** Page size of an object listing when none is asked, and the most one page may hold. */
 export const DEFAULT_OBJECT_PAGE = 100;

@@ -3,10 +3,27 @@
  * a 400 `invalid_request` listing each offending path.
  */
 import type { Static, TSchema } from '@sinclair/typebox';
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { TypeCompiler, ValueErrorType, type TypeCheck, type ValueError } from '@sinclair/typebox/compiler';
 import { ApiError } from './errors';
 
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
+
+/** Errors that only say a value is not of a union member's type: the member the value meant speaks instead. */
+const NOT_THIS_TYPE = new Set([ValueErrorType.Null, ValueErrorType.String, ValueErrorType.Number, ValueErrorType.Integer, ValueErrorType.Boolean, ValueErrorType.Object, ValueErrorType.Array, ValueErrorType.Literal]);
+
+/**
+ * A pattern mismatch says what the pattern means (a schema's `patternMessage`),
+ * never the pattern itself; a union says why the member of the value's own
+ * type refused it (a URL's pattern, not "Expected union value").
+ */
+function messageOf(error: ValueError): string {
+  if (error.type === ValueErrorType.Union) {
+    const meant = error.errors.flatMap((member) => [...member]).find((inner) => !NOT_THIS_TYPE.has(inner.type));
+    return meant ? messageOf(meant) : error.message;
+  }
+  const said = (error.schema as { patternMessage?: unknown }).patternMessage;
+  return error.type === ValueErrorType.StringPattern && typeof said === 'string' ? said : error.message;
+}
 
 export function validate<T extends TSchema>(schema: T, value: unknown, what = 'body'): Static<T> {
   let check = compiled.get(schema);
@@ -16,7 +33,7 @@ export function validate<T extends TSchema>(schema: T, value: unknown, what = 'b
   }
   const input = value ?? (what === 'body' ? undefined : {});
   if (check.Check(input)) return input as Static<T>;
-  const errors = [...check.Errors(input)].slice(0, 10).map((e) => ({ path: e.path || '/', message: e.message }));
+  const errors = [...check.Errors(input)].slice(0, 10).map((e) => ({ path: e.path || '/', message: messageOf(e) }));
   const first = errors[0];
   throw new ApiError(400, 'invalid_request', `invalid ${what}${first ? `: ${first.path} ${first.message}` : ''}`, errors);
 }

@@ -206,7 +206,8 @@ describe('a NUL character in any string field', () => {
     headers,
     body,
     expectedStatus: 400,
-    expectedContent: ['invalid_request', field],
+    expectedContent: ['invalid_request', field, 'must not contain a NUL character'],
+    notExpectedContent: ['x00'],
   })));
 });
 
