@@ -304,6 +304,27 @@ describe('downloading', () => {
     expect([ranged.status, ranged.headers.get('content-length'), ranged.headers.get('content-range')]).toEqual([206, '4', 'bytes 2-5/20']);
   });
 
+  it('answers a conditional GET whose copy is current with 304 and no body, and a changed object whole', async () => {
+    expect((await upload('docs', 'cached.txt', 'first', operator())).status).toBe(201);
+    const url = `${objects('docs')}/download?path=cached.txt`;
+    const first = await fetchBytes(url, operator());
+    const etag = first.headers.get('etag')!;
+    const lastModified = first.headers.get('last-modified')!;
+    for (const validators of [{ 'if-none-match': etag }, { 'if-none-match': `"other", W/${etag}` }, { 'if-none-match': '*' }, { 'if-modified-since': lastModified }]) {
+      const again = await fetchBytes(url, { ...operator(), ...validators });
+      expect([again.status, again.bytes.length, again.headers.get('etag')], JSON.stringify(validators)).toEqual([304, 0, etag]);
+      expect(again.headers.get('cache-control')).toBe('private, no-cache');
+    }
+    // If-None-Match decides when both are sent.
+    expect((await fetchBytes(url, { ...operator(), 'if-none-match': '"other"', 'if-modified-since': lastModified })).status).toBe(200);
+    expect((await fetchBytes(url, { ...operator(), 'if-modified-since': new Date(Date.parse(lastModified) - 1000).toUTCString() })).status).toBe(200);
+    expect((await upload('docs', 'cached.txt', 'second', operator(), { upsert: true })).status).toBe(201);
+    const changed = await fetchBytes(url, { ...operator(), 'if-none-match': etag });
+    expect([changed.status, changed.bytes.toString()]).toEqual([200, 'second']);
+    // The caller's rights are checked first: a stranger learns nothing from a matching tag.
+    expect((await fetchBytes(url, { ...p.anon, 'if-none-match': '*' })).status).toBe(404);
+  });
+
   it('answers 404 for an object that does not exist', async () => {
     const answer = await call('GET', `${objects('docs')}/download?path=missing.txt`, { headers: operator() });
     expect(answer.status).toBe(404);

@@ -1,8 +1,9 @@
 /**
  * Answers an object's bytes, streamed from the store: 200 with the whole
  * object or 206 with the one range a `Range: bytes=` header asks for, its
- * stored content type and etag. The same answer serves the authorised
- * download, the public URL and the signed URL.
+ * stored content type and etag, or 304 to a conditional request whose copy
+ * is current. The same answer serves the authorised download, the public
+ * URL and the signed URL.
  *
  * Bytes a user uploaded are served with `nosniff` and a sandboxing CSP, so an
  * uploaded HTML page cannot run script on the service's origin.
@@ -28,8 +29,43 @@ export function parseRange(header: string | undefined): ByteRange | undefined {
   return end < start ? undefined : { start, end };
 }
 
-/** Streams the object at `key` (or the asked range of it) as the answer. */
+/** The entity tags of an `If-None-Match` header, without `W/` (it is compared weakly); `*` as itself. */
+function entityTags(header: string): string[] {
+  return header.split(',').map((tag) => tag.trim().replace(/^W\//, '')).filter(Boolean);
+}
+
+/**
+ * True when the caller's copy is the object as it is (RFC 9110 §13.2.2):
+ * `If-None-Match` decides when sent; otherwise `If-Modified-Since`, at the
+ * one-second grain of HTTP dates.
+ */
+export function notModified(headers: FastifyRequest['headers'], etag: string, updatedAt: Date): boolean {
+  const ifNoneMatch = headers['if-none-match'];
+  if (ifNoneMatch !== undefined) {
+    const tags = entityTags(ifNoneMatch);
+    return tags.includes('*') || tags.includes(`"${etag}"`);
+  }
+  const since = Date.parse(headers['if-modified-since'] ?? '');
+  return !Number.isNaN(since) && Math.floor(updatedAt.getTime() / 1000) * 1000 <= since;
+}
+
+/**
+ * Streams the object at `key` (or the asked range of it) as the answer; 304
+ * without a body when the request's validators say the caller has it already.
+ */
 export async function sendObject(store: ObjectStore, key: string, request: FastifyRequest, reply: FastifyReply, cacheControl: string): Promise<FastifyReply> {
+  if (request.headers['if-none-match'] !== undefined || request.headers['if-modified-since'] !== undefined) {
+    // Only what the validators need is read; an object missing or changed is answered by the read below.
+    const info = await store.head(key);
+    if (info && notModified(request.headers, info.etag, info.updatedAt)) {
+      return reply
+        .status(304)
+        .header('etag', `"${info.etag}"`)
+        .header('last-modified', info.updatedAt.toUTCString())
+        .header('cache-control', cacheControl)
+        .send();
+    }
+  }
   let read;
   try {
     read = await store.get(key, parseRange(request.headers.range));
