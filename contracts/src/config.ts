@@ -100,8 +100,48 @@ export function redact(raw: string): string {
   return raw.replace(/\/\/([^:@/]+):([^@/]*)@/, '//$1:***@');
 }
 
+/** The SQL console's limits: SQL_STATEMENT_TIMEOUT_MS (default 60 s) and SQL_ROW_CAP (default 10,000). Read by the control plane. */
+export function sqlConsoleVariables(env: Env): { statementTimeoutMs: number; rowCap: number } {
+  return {
+    statementTimeoutMs: positiveInteger(env, 'SQL_STATEMENT_TIMEOUT_MS', 60_000),
+    rowCap: positiveInteger(env, 'SQL_ROW_CAP', 10_000),
+  };
+}
+
+/**
+ * The data API's connections per project and replica: DATA_API_POOL_SIZE
+ * (held by one request alone; default 10, 1 to 100) and DATA_API_PIPELINES
+ * (shared, pipelined; default 2, 0 to 100, 0 turns sharing off). Read by the data plane.
+ */
+export function dataApiVariables(env: Env): { poolSize: number; pipelines: number } {
+  return {
+    poolSize: connectionCount(env, 'DATA_API_POOL_SIZE', 1, 10),
+    pipelines: connectionCount(env, 'DATA_API_PIPELINES', 0, 2),
+  };
+}
+
+function positiveInteger(env: Env, name: string, fallback: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) === 0) throw new ConfigError(name, `must be a positive integer, got "${raw}"`);
+  return Number(raw);
+}
+
+/** A whole number from `min` to 100 in `env[name]`, or `fallback` when unset. */
+function connectionCount(env: Env, name: string, min: number, fallback: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  const size = Number(raw);
+  if (!/^\d+$/.test(raw) || size < min || size > 100) throw new ConfigError(name, `must be a whole number from ${min} to 100, got "${raw}"`);
+  return size;
+}
+
 export function loadConfig(env: Env): Config {
   const port = parsePort(env, 'PORT', 8000);
+  // Read by one service each, but checked by every process that loads the config, the
+  // supervisor included: a bad one stops `npm start` before anything starts.
+  sqlConsoleVariables(env);
+  dataApiVariables(env);
   const publicUrl = url(env, 'PUBLIC_URL', ['http', 'https']) ?? `http://localhost:${port}`;
   const authUrl = url(env, 'AUTH_URL', ['http', 'https']) ?? `${publicUrl}/auth`;
 

@@ -107,4 +107,26 @@ describe('npm start', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/\bPORT\b/);
   });
+
+  // The README's Configuration: "Every variable is validated at start; a bad one stops it with one line naming it".
+  // These four are read by the services, not the supervisor: a bad one used to start PostgreSQL and Temporal, then
+  // restart the failing service for 60 s and end with "control-plane /healthz: not ready after 60 s".
+  it('refuses a bad service variable before starting anything, with exit 1 and one line naming it', { timeout: 120_000 }, async () => {
+    const bad: Array<[string, string]> = [
+      ['SQL_ROW_CAP', 'abc'],
+      ['SQL_STATEMENT_TIMEOUT_MS', '0'],
+      ['DATA_API_POOL_SIZE', '0'],
+      ['DATA_API_PIPELINES', 'two'],
+    ];
+    for (const [name, value] of bad) {
+      const run = runStart({ PORT: String(await findFreePort()), DATA_DIR: dataDir, [name]: value });
+      runs.push(run);
+      const { code, stderr } = await run.exited;
+      expect(code, name).toBe(1);
+      const lines = stderr.trim().split('\n');
+      expect(lines, name).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`\\b${name}\\b.*"${value}"`));
+      expect(run.output(), name).not.toContain('[postgres]');
+    }
+  });
 });

@@ -9,9 +9,9 @@ import type { FactoryProvider } from '@nestjs/common';
 import pg, { type PoolClient } from 'pg';
 import {
   ApiError,
-  ConfigError,
   TAKE_DDL_LOG_STATEMENT,
   projectStreamId,
+  sqlConsoleVariables,
   type SqlDdlRecorded,
   type SqlResult,
 } from '@baseplane/contracts';
@@ -43,21 +43,13 @@ export function sqlConsoleProvider(env: Record<string, string | undefined>): Fac
   };
 }
 
-/** `SQL_STATEMENT_TIMEOUT_MS` (default 60 s) and `SQL_ROW_CAP` (default 10,000). */
+/** `SQL_STATEMENT_TIMEOUT_MS` (default 60 s) and `SQL_ROW_CAP` (default 10,000), parsed in contracts' config. */
 export function sqlConsoleLimits(env: Record<string, string | undefined>): SqlConsoleLimits {
   return {
-    statementTimeoutMs: positiveInteger(env, 'SQL_STATEMENT_TIMEOUT_MS', 60_000),
-    rowCap: positiveInteger(env, 'SQL_ROW_CAP', 10_000),
+    ...sqlConsoleVariables(env),
     // The row cap alone lets 10,000 rows of a megabyte each exhaust the control plane's heap.
     resultBytes: RESULT_BYTES,
   };
-}
-
-function positiveInteger(env: Record<string, string | undefined>, name: string, fallback: number): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d{1,9}$/.test(raw) || Number(raw) === 0) throw new ConfigError(name, `must be a positive integer, got "${raw}"`);
-  return Number(raw);
 }
 
 /** Where PostgreSQL raised an error (locale-independent, unlike the message). */

@@ -3,7 +3,7 @@
  * and the schema cache, kept current by following the project directory's
  * event stream (schema events drop a project's snapshot).
  */
-import { ConfigError } from '@baseplane/contracts';
+import { dataApiVariables } from '@baseplane/contracts';
 import type { ProjectDirectory } from '../directory/project-directory';
 import type { AccessTokens } from '../auth/access-tokens';
 import { DataPools, type DataPoolOptions } from './execute';
@@ -24,23 +24,14 @@ export interface DataApiOptions extends DataPoolOptions {
   platformSecret: string;
 }
 
-/** A whole number from `min` to 100 in `env[name]`, or `fallback` when unset. */
-function connectionCount(env: Record<string, string | undefined>, name: string, min: number, fallback: number): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return fallback;
-  const size = Number(raw);
-  if (!/^\d+$/.test(raw) || size < min || size > 100) throw new ConfigError(name, `must be a whole number from ${min} to 100, got "${raw}"`);
-  return size;
-}
-
 /** DATA_API_POOL_SIZE: connections per project and replica a request may hold alone (default 10, 1 to 100). */
 export function dataApiPoolSize(env: Record<string, string | undefined>): number {
-  return connectionCount(env, 'DATA_API_POOL_SIZE', 1, 10);
+  return dataApiVariables(env).poolSize;
 }
 
 /** DATA_API_PIPELINES: shared pipelined connections per project and replica (default 2, 0 to 100; 0 turns sharing off). */
 export function dataApiPipelines(env: Record<string, string | undefined>): number {
-  return connectionCount(env, 'DATA_API_PIPELINES', 0, 2);
+  return dataApiVariables(env).pipelines;
 }
 
 /** Builds the data API's state and subscribes it to the event stream. */
@@ -52,6 +43,7 @@ export function createDataApi(options: DataApiOptions): DataApi {
       case 'SchemaChangeApplied':
       case 'SqlDdlRecorded':
         schemas.invalidate(event.data.projectId);
+        pools.schemaChanged(event.data.projectId);
         break;
       case 'ProjectDeleted':
         schemas.invalidate(event.data.projectId);
