@@ -276,16 +276,20 @@ export function createActivities(deps: ActivityDependencies) {
       const [event] = await platform.readStream(ref.projectId, ref.version - 1, ref.version);
       if (!event) throw ApplicationFailure.nonRetryable(`no event at version ${ref.version}`);
       const statements = schemaChangeSql({ type: event.type, data: event.data } as SchemaEvent);
-      await asApplier(ref.projectId, async (client) => {
-        const marker = await client.query<{ version: number }>('select version from baseplane_meta.applied for update');
-        if ((marker.rows[0]?.version ?? 0) >= ref.version) return;
-        await client.query(`set local role "${tenantOwnerRole(ref.projectId)}"`);
-        // Tells the tenant's DDL capture that this change is already in the history.
-        await client.query(`set local baseplane.source = 'workflow'`);
-        for (const text of statements) await client.query(extendedProtocol(text));
-        await client.query('reset role');
-        await client.query('update baseplane_meta.applied set version = $1', [ref.version]);
-      });
+      // Heartbeats while it runs: a change may wait long for a lock an app's transaction holds, or rewrite a big
+      // table, and an attempt taken for dead would be tried again beside it, then failed while it goes on to commit.
+      await withHeartbeat(() =>
+        asApplier(ref.projectId, async (client) => {
+          const marker = await client.query<{ version: number }>('select version from baseplane_meta.applied for update');
+          if ((marker.rows[0]?.version ?? 0) >= ref.version) return;
+          await client.query(`set local role "${tenantOwnerRole(ref.projectId)}"`);
+          // Tells the tenant's DDL capture that this change is already in the history.
+          await client.query(`set local baseplane.source = 'workflow'`);
+          for (const text of statements) await client.query(extendedProtocol(text));
+          await client.query('reset role');
+          await client.query('update baseplane_meta.applied set version = $1', [ref.version]);
+        }),
+      );
       await recordSuccess({ ...ref, type: 'SchemaChangeApplied' });
     },
 
