@@ -78,6 +78,12 @@ export class Lane {
     return answer;
   }
 
+  /** Takes no more batches, and closes once those it has are answered. */
+  retire(): void {
+    this.retired = true;
+    if (this.inFlight === 0) this.close();
+  }
+
   close(): void {
     this.dead = true;
     void this.client.end().catch(() => undefined);
@@ -146,6 +152,11 @@ export class Pipelines {
       }
       project.lanes = project.lanes.filter((lane) => !lane.dead);
     }
+  }
+
+  /** Retires a project's lanes (its schema changed): each closes once its batches are answered, and new ones open as load asks. */
+  retire(projectId: string): void {
+    for (const lane of this.projects.get(projectId)?.lanes ?? []) lane.retire();
   }
 
   /** Closes a project's lanes (deleted project); batches still in flight end with an error. */
