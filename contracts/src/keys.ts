@@ -21,7 +21,7 @@ export function keyKindOf(key: string): KeyKind | undefined {
 
 /**
  * A secret derived from PLATFORM_SECRET for one purpose (a tenant owner's or
- * the authenticator's database password), so it never has to be stored.
+ * a data-API login's database password), so it never has to be stored.
  */
 export function deriveSecret(platformSecret: string, purpose: string): string {
   return createHmac('sha256', platformSecret).update(purpose).digest('base64url');
@@ -29,4 +29,5 @@ export function deriveSecret(platformSecret: string, purpose: string): string {
 
 export const ownerPasswordPurpose = (projectId: string) => `tenant-owner:${projectId}`;
 export const applyPasswordPurpose = (projectId: string) => `tenant-apply:${projectId}`;
-export const AUTHENTICATOR_PASSWORD_PURPOSE = 'authenticator';
+/** By database name, so the worker can make the login of every tenant database it finds (`tenantAuthenticatorRole`). */
+export const authenticatorPasswordPurpose = (databaseName: string) => `tenant-authenticator:${databaseName}`;

@@ -31,3 +31,11 @@ export const tenantOwnerRole = (projectId: string) => `${tenantDatabaseName(proj
  * column's `using`) and resets the role lands here, not on a superuser.
  */
 export const tenantApplyRole = (projectId: string) => `${tenantDatabaseName(projectId)}_apply`;
+/**
+ * The data plane's login to the project's database (PostgREST's
+ * `authenticator`), which takes `anon`, `authenticated` or `service_role` per
+ * request. One per project, never shared: owner code that runs in a request
+ * and resets its role lands on this login, so it must have no right on any
+ * other project's database, connections or settings.
+ */
+export const tenantAuthenticatorRole = (projectId: string) => `${tenantDatabaseName(projectId)}_authenticator`;

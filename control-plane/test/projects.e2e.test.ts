@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { tenantDatabaseName, tenantOwnerRole } from '@baseplane/contracts';
+import { tenantAuthenticatorRole, tenantDatabaseName, tenantOwnerRole } from '@baseplane/contracts';
 import { apikey, bearer, call, createProject, projectEventTypes, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 
 let ada: Operator;
@@ -70,14 +70,14 @@ describe('creating a project', () => {
     await tenantCluster(async (db) => {
       const roles = await db.query<{ rolname: string; rolsuper: boolean; rolcreaterole: boolean; rolbypassrls: boolean; rolinherit: boolean }>(
         `select rolname, rolsuper, rolcreaterole, rolbypassrls, rolinherit from pg_roles where rolname = any($1) order by rolname`,
-        [[tenantOwnerRole(project.id), 'anon', 'authenticated', 'service_role', 'authenticator']],
+        [[tenantOwnerRole(project.id), 'anon', 'authenticated', 'service_role', tenantAuthenticatorRole(project.id)]],
       );
       const byName = Object.fromEntries(roles.rows.map((r) => [r.rolname, r]));
-      expect(Object.keys(byName).sort()).toEqual(['anon', 'authenticated', 'authenticator', tenantOwnerRole(project.id), 'service_role'].sort());
+      expect(Object.keys(byName).sort()).toEqual(['anon', 'authenticated', tenantAuthenticatorRole(project.id), tenantOwnerRole(project.id), 'service_role'].sort());
       expect(byName[tenantOwnerRole(project.id)]).toMatchObject({ rolsuper: false, rolcreaterole: false });
       expect(byName.service_role!.rolbypassrls).toBe(true);
       expect(byName.anon!.rolbypassrls).toBe(false);
-      expect(byName.authenticator!.rolinherit).toBe(false);
+      expect(byName[tenantAuthenticatorRole(project.id)]!.rolinherit).toBe(false);
       const database = await db.query(
         `select has_database_privilege('anon', $1, 'connect') as anon_connect,
                 has_database_privilege($2, $1, 'connect') as owner_connect,

@@ -8,11 +8,12 @@ import { ApplicationFailure } from '@temporalio/common';
 import pg from 'pg';
 import {
   APPLIED_BY_WORKFLOW,
-  AUTHENTICATOR_PASSWORD_PURPOSE,
   applyPasswordPurpose,
+  authenticatorPasswordPurpose,
   deriveSecret,
   ownerPasswordPurpose,
   tenantApplyRole,
+  tenantAuthenticatorRole,
   tenantDatabaseName,
   tenantOwnerRole,
   type BucketEvent,
@@ -26,7 +27,7 @@ import { schemaChangeSql } from './schema-ddl';
 import { authSchemaSql } from './tenant-auth-sql';
 import { storageSchemaSql } from './tenant-storage-sql';
 import { applyBucketRows, bucketOf } from './storage-bucket-apply';
-import { apiRolesSql, applyRoleGrantsSql, applyRoleSql, createDatabaseSql, createOwnerRoleSql, databaseAccessSql, dropDatabaseSql, dropRoleSql, installSchemaSql } from './tenant-sql';
+import { apiRolesSql, applyRoleGrantsSql, applyRoleSql, authenticatorRoleSql, createDatabaseSql, createOwnerRoleSql, databaseAccessSql, dropDatabaseSql, dropRoleSql, installSchemaSql } from './tenant-sql';
 
 export interface ActivityDependencies {
   platform: PlatformStore;
@@ -193,8 +194,7 @@ export function createActivities(deps: ActivityDependencies) {
     },
 
     async ensureApiRoles(): Promise<void> {
-      const password = deriveSecret(deps.platformSecret, AUTHENTICATOR_PASSWORD_PURPOSE);
-      for (const sql of apiRolesSql(password)) {
+      for (const sql of apiRolesSql()) {
         try {
           await tenantAdmin.query(sql);
         } catch (error) {
@@ -219,6 +219,12 @@ export function createActivities(deps: ActivityDependencies) {
           tenantAdmin.query(createDatabaseSql(name, owner)),
         );
         for (const sql of databaseAccessSql(name, owner)) await tenantAdmin.query(sql);
+        // The data API's login goes with the database (idempotent; two attempts at once are fine).
+        for (const sql of authenticatorRoleSql(tenantAuthenticatorRole(ref.projectId), name, deriveSecret(deps.platformSecret, authenticatorPasswordPurpose(name)))) {
+          await tenantAdmin.query(sql).catch((error: { code?: string }) => {
+            if (!DUPLICATE.has(error.code ?? '')) throw error;
+          });
+        }
       });
     },
 
@@ -248,11 +254,12 @@ export function createActivities(deps: ActivityDependencies) {
       await recordSuccess({ ...ref, type: 'ProjectPingApplied' });
     },
 
-    /** Drops the tenant database and owner role and records `ProjectDeleted`. */
+    /** Drops the tenant database and its roles and records `ProjectDeleted`. */
     async dropDatabase(ref: EventRef & { correlationId: string }): Promise<void> {
       const name = tenantDatabaseName(ref.projectId);
       const role = tenantOwnerRole(ref.projectId);
       const applyRole = tenantApplyRole(ref.projectId);
+      const authenticator = tenantAuthenticatorRole(ref.projectId);
       const gone = (sql: string, value: string) => async () => !(await exists(sql, value));
       await Promise.all([tenants.close(ref.projectId), appliers.close(ref.projectId)]);
       applyRolesReady.delete(ref.projectId);
@@ -261,6 +268,7 @@ export function createActivities(deps: ActivityDependencies) {
           tenantAdmin.query(dropDatabaseSql(name)),
         );
         await step(ref, 'dropApplyRole', gone('select 1 from pg_roles where rolname = $1', applyRole), () => tenantAdmin.query(dropRoleSql(applyRole)));
+        await step(ref, 'dropAuthenticatorRole', gone('select 1 from pg_roles where rolname = $1', authenticator), () => tenantAdmin.query(dropRoleSql(authenticator)));
         await step(ref, 'dropOwnerRole', gone('select 1 from pg_roles where rolname = $1', role), () => tenantAdmin.query(dropRoleSql(role)));
       });
       await recordSuccess({ ...ref, type: 'ProjectDeleted' });

@@ -16,6 +16,7 @@ import { createObjectStore } from '@baseplane/contracts/object-store';
 import { createActivities } from './activities';
 import { PlatformStore } from './platform-store';
 import { TenantPools } from './tenant-pools';
+import { ensureDataApiLogins } from './data-api-logins';
 
 const WORKFLOWS = fileURLToPath(new URL('./workflows.ts', import.meta.url));
 
@@ -53,6 +54,8 @@ async function main(): Promise<void> {
   const tenantAdmin = new pg.Pool({ connectionString: config.tenantDatabaseUrl, max: 5 });
   for (const pool of [platformDb, tenantAdmin]) pool.on('error', (err) => log.warn({ err }, 'idle connection failed'));
 
+  // Before any workflow runs: every tenant database's data API logs in as a login of its own.
+  await ensureDataApiLogins(tenantAdmin, config.platformSecret);
   const tenants = TenantPools.asAdmin(config.tenantDatabaseUrl);
   const appliers = new TenantPools((projectId) =>
     tenantOwnerUrl(config.tenantDatabaseUrl, tenantApplyRole(projectId), deriveSecret(config.platformSecret, applyPasswordPurpose(projectId)), tenantDatabaseName(projectId)));

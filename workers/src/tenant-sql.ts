@@ -1,24 +1,56 @@
 /**
  * The SQL that shapes a tenant database: API roles (once per cluster), the
- * `auth` and `storage` schemas with `auth.uid()`, `auth.role()`, `auth.jwt()`,
- * grants as Supabase sets them, and the applied-version marker.
+ * project's owner, apply and data-API logins, the `auth` and `storage`
+ * schemas with `auth.uid()`, `auth.role()`, `auth.jwt()`, grants as Supabase
+ * sets them, and the applied-version marker.
  */
 import { TAKE_DDL_LOG_STATEMENT } from '@baseplane/contracts';
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
 
-/** API roles, one set per cluster; `authenticator` is the data plane's login. */
-export function apiRolesSql(authenticatorPassword: string): string[] {
+/** API roles, one set per cluster, which each project's data-API login takes per request ({@link authenticatorRoleSql}). */
+export function apiRolesSql(): string[] {
   return [
     `do $$ begin
        if not exists (select from pg_roles where rolname = 'anon') then create role anon nologin noinherit; end if;
        if not exists (select from pg_roles where rolname = 'authenticated') then create role authenticated nologin noinherit; end if;
        if not exists (select from pg_roles where rolname = 'service_role') then create role service_role nologin noinherit bypassrls; end if;
-       if not exists (select from pg_roles where rolname = 'authenticator') then create role authenticator login noinherit; end if;
      end $$`,
-    `alter role authenticator with login noinherit password ${literal(authenticatorPassword)}`,
-    'grant anon, authenticated, service_role to authenticator',
+  ];
+}
+
+/**
+ * The project's data-API login (`tenantAuthenticatorRole`), on the cluster:
+ * it may take the API roles (SET, not INHERIT) and connect to the project's
+ * database only. Owner code in a request can reset its role to this login,
+ * so it is the project's own: altering it (its password, its settings) or
+ * signalling its backends reaches no other project. Idempotent.
+ */
+export function authenticatorRoleSql(role: string, databaseName: string, password: string): string[] {
+  return [
+    `do $$ begin
+       if not exists (select from pg_roles where rolname = ${literal(role)}) then
+         create role ${ident(role)} login noinherit nosuperuser nocreatedb nocreaterole noreplication password ${literal(password)};
+       end if;
+     end $$`,
+    `alter role ${ident(role)} with login noinherit password ${literal(password)}`,
+    `grant anon, authenticated, service_role to ${ident(role)}`,
+    `grant connect, temporary on database ${ident(databaseName)} to ${ident(role)}`,
+  ];
+}
+
+/**
+ * Retires the one `authenticator` login that every project's data API once
+ * shared (owner code resetting its role there could alter it for every
+ * project, and see and end every project's data-API connections): no
+ * database, no API role, no login. Idempotent; nothing when it never existed.
+ */
+export function retireSharedAuthenticatorSql(databaseNames: readonly string[]): string[] {
+  return [
+    ...databaseNames.map((name) => `revoke connect, temporary on database ${ident(name)} from authenticator`),
+    'revoke anon, authenticated, service_role from authenticator',
+    'alter role authenticator with nologin password null',
   ];
 }
 
@@ -63,7 +95,7 @@ export const dropRoleSql = (role: string) => `drop role if exists ${ident(role)}
 export function databaseAccessSql(databaseName: string, ownerRole: string): string[] {
   return [
     `revoke all on database ${ident(databaseName)} from public`,
-    `grant connect, temporary on database ${ident(databaseName)} to ${ident(ownerRole)}, authenticator`,
+    `grant connect, temporary on database ${ident(databaseName)} to ${ident(ownerRole)}`,
   ];
 }
 

@@ -8,7 +8,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { applyPasswordPurpose, deriveSecret, tenantApplyRole, tenantDatabaseName, tenantOwnerRole, tenantOwnerUrl } from '@baseplane/contracts';
+import { applyPasswordPurpose, deriveSecret, tenantApplyRole, tenantAuthenticatorRole, tenantDatabaseName, tenantOwnerRole, tenantOwnerUrl } from '@baseplane/contracts';
 import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
 
@@ -84,17 +84,17 @@ describe('owner code run by a workflow-applied change', () => {
       // It may take the owner's role, as the workflow does for a change, and no other.
       expect(await attempt(`set role "${tenantOwnerRole(project.id)}"`)).toBe('allowed');
       expect(await attempt('reset role')).toBe('allowed');
-      expect(await attempt('set role authenticator')).toBe('42501');
+      expect(await attempt(`set role "${tenantAuthenticatorRole(project.id)}"`)).toBe('42501');
     } finally {
       await client.end();
     }
   });
 
-  it('goes with its project: a deleted project leaves no apply role behind', async () => {
+  it('goes with its project: a deleted project leaves no apply role (nor owner, nor data-API login) behind', async () => {
     const doomed = await createProject(operator, 'apply role doomed');
     expect((await call('POST', `/api/projects/${doomed.id}/storage/buckets`, { headers: bearer(operator.token), body: { name: 'bin' } })).status).toBe(201);
-    const roleCount = async () => (await tenant.client.query('select count(*)::int as n from pg_roles where rolname = any($1)', [[tenantApplyRole(doomed.id), tenantOwnerRole(doomed.id)]])).rows[0].n;
-    expect(await roleCount()).toBe(2);
+    const roleCount = async () => (await tenant.client.query('select count(*)::int as n from pg_roles where rolname = any($1)', [[tenantApplyRole(doomed.id), tenantOwnerRole(doomed.id), tenantAuthenticatorRole(doomed.id)]])).rows[0].n;
+    expect(await roleCount()).toBe(3);
     expect((await call('DELETE', `/api/projects/${doomed.id}`, { headers: bearer(operator.token) })).status).toBe(200);
     expect(await roleCount()).toBe(0);
   });

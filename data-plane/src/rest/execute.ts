@@ -1,13 +1,14 @@
 /**
  * Stage 4 of a data request, the only one touching PostgreSQL (PostgREST's
- * `MainTx`): per project a bounded pool of `authenticator` connections and
+ * `MainTx`): per project a bounded pool of connections as its own
+ * authenticator login (`p_<id>_authenticator`) and
  * a few shared pipelined ones for reads; per request one transaction with
  * `SET LOCAL ROLE` and the caller's claims in `request.jwt.claims` and the
  * statement, sent as one batch. Also reads the catalog for the schema cache.
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { ApiError, AUTHENTICATOR_PASSWORD_PURPOSE, deriveSecret, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
+import { ApiError, authenticatorPasswordPurpose, deriveSecret, tenantAuthenticatorRole, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
 import { ProjectPools } from '../tenants/project-pools';
 import { databaseError } from './db-errors';
 import { OneSyncBatch, type BatchStep, type StepResult } from './one-sync';
@@ -90,6 +91,16 @@ function statementRow(results: StepResult[], statement: Statement): StatementRow
 
 const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
 
+/**
+ * The project's own data-API login to its database (`tenantAuthenticatorRole`,
+ * its password derived from PLATFORM_SECRET): never one login shared by all
+ * projects, since owner code in a request may reset its role to it.
+ */
+export function authenticatorUrl(tenantClusterUrl: string, platformSecret: string, projectId: string): string {
+  const database = tenantDatabaseName(projectId);
+  return tenantOwnerUrl(tenantClusterUrl, tenantAuthenticatorRole(projectId), deriveSecret(platformSecret, authenticatorPasswordPurpose(database)), database);
+}
+
 /** Statement names by text, so each connection parses a statement shape once. */
 const statementNames = new Map<string, string>();
 const MAX_NAMED_STATEMENTS = 2000;
@@ -108,15 +119,10 @@ function statementName(text: string): string | undefined {
 export class DataPools {
   private readonly pools: ProjectPools;
   private readonly pipelines: Pipelines;
-  /** Per project, how many schema changes this replica has seen ({@link schemaChanged}). */
-  private readonly schemaEpochs = new Map<string, number>();
-  /** The epoch a pool connection ran its first statement in: its named statements were prepared no earlier. */
-  private readonly clientEpochs = new WeakMap<pg.PoolClient, number>();
 
   constructor(tenantClusterUrl: string, platformSecret: string, options: DataPoolOptions = {}) {
-    const password = deriveSecret(platformSecret, AUTHENTICATOR_PASSWORD_PURPOSE);
     const connection = (projectId: string) => ({
-      connectionString: tenantOwnerUrl(tenantClusterUrl, 'authenticator', password, tenantDatabaseName(projectId)),
+      connectionString: authenticatorUrl(tenantClusterUrl, platformSecret, projectId),
       statement_timeout: options.statementTimeoutMs ?? 15_000,
       application_name: 'baseplane-data-plane',
     });
@@ -164,7 +170,12 @@ export class DataPools {
         throw failure(error, caller);
       }
     }
-    const client = await this.connect(projectId);
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool(projectId).connect();
+    } catch {
+      throw unreachable();
+    }
     const lost = () => undefined;
     client.on('error', lost);
     let broken = false;
@@ -196,36 +207,6 @@ export class DataPools {
     }
   }
 
-  /** A pool connection whose named statements were prepared since the project's last schema change ({@link schemaChanged}). */
-  private async connect(projectId: string): Promise<pg.PoolClient> {
-    const epoch = this.schemaEpochs.get(projectId) ?? 0;
-    for (;;) {
-      let client: pg.PoolClient;
-      try {
-        client = await this.pool(projectId).connect();
-      } catch {
-        throw unreachable();
-      }
-      const made = this.clientEpochs.get(client);
-      if (made === undefined) this.clientEpochs.set(client, epoch);
-      if (made === undefined || made === epoch) return client;
-      client.release(true);
-    }
-  }
-
-  /**
-   * The project's schema changed: its connections' named statements were
-   * prepared against the old catalog, and PostgreSQL re-plans them with the
-   * parameter types it inferred then (a filter on a column that became text
-   * would still compare it with an integer: 42883). As PostgREST flushes its
-   * pool on a schema reload, they are retired: shared ones once their batches
-   * are answered, pool ones at their next checkout.
-   */
-  schemaChanged(projectId: string): void {
-    this.schemaEpochs.set(projectId, (this.schemaEpochs.get(projectId) ?? 0) + 1);
-    this.pipelines.retire(projectId);
-  }
-
   /** Reads the project's catalog into a schema snapshot. */
   async loadSnapshot(projectId: string): Promise<SchemaSnapshot> {
     let result: pg.QueryResult<{ catalog: string }>;
@@ -239,7 +220,6 @@ export class DataPools {
 
   /** Closes a project's pool (deleted project). */
   drop(projectId: string): Promise<void> {
-    this.schemaEpochs.delete(projectId);
     this.pipelines.drop(projectId);
     return this.pools.drop(projectId);
   }

@@ -1,6 +1,6 @@
 /**
  * The storage API's side of a tenant database: per project a small pool of
- * `authenticator` connections, each request's statements as the caller's
+ * connections as the project's authenticator login, each request's statements as the caller's
  * role with its claims (so the app's RLS policies on `storage.objects`
  * decide), and bucket rules read as `service_role` (buckets are
  * configuration, not data the caller must be allowed to see).
@@ -17,9 +17,9 @@
  * bypasses RLS): no round trip of their own.
  */
 import pg from 'pg';
-import { ApiError, AUTHENTICATOR_PASSWORD_PURPOSE, deriveSecret, notFound, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
+import { ApiError, notFound } from '@baseplane/contracts';
 import { ProjectPools } from '../tenants/project-pools';
-import { BEGIN_STEP, callerSetupStep, wireValues, type Caller } from '../rest/execute';
+import { BEGIN_STEP, authenticatorUrl, callerSetupStep, wireValues, type Caller } from '../rest/execute';
 import { OneSyncBatch, type BatchStep } from '../rest/one-sync';
 import { databaseError } from '../rest/db-errors';
 
@@ -120,9 +120,8 @@ export class StorageDb {
   private readonly pools: ProjectPools;
 
   constructor(tenantClusterUrl: string, platformSecret: string) {
-    const password = deriveSecret(platformSecret, AUTHENTICATOR_PASSWORD_PURPOSE);
     this.pools = new ProjectPools((projectId) => new pg.Pool({
-      connectionString: tenantOwnerUrl(tenantClusterUrl, 'authenticator', password, tenantDatabaseName(projectId)),
+      connectionString: authenticatorUrl(tenantClusterUrl, platformSecret, projectId),
       max: POOL_SIZE,
       idleTimeoutMillis: 30_000,
       // Recycled now and then: named statements accumulate per connection.
