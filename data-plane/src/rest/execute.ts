@@ -119,6 +119,10 @@ function statementName(text: string): string | undefined {
 export class DataPools {
   private readonly pools: ProjectPools;
   private readonly pipelines: Pipelines;
+  /** Per project, how many schema changes this replica has seen ({@link schemaChanged}). */
+  private readonly schemaEpochs = new Map<string, number>();
+  /** The epoch a pool connection ran its first statement in: its named statements were prepared no earlier. */
+  private readonly clientEpochs = new WeakMap<pg.PoolClient, number>();
 
   constructor(tenantClusterUrl: string, platformSecret: string, options: DataPoolOptions = {}) {
     const connection = (projectId: string) => ({
@@ -170,12 +174,7 @@ export class DataPools {
         throw failure(error, caller);
       }
     }
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool(projectId).connect();
-    } catch {
-      throw unreachable();
-    }
+    const client = await this.connect(projectId);
     const lost = () => undefined;
     client.on('error', lost);
     let broken = false;
@@ -207,6 +206,36 @@ export class DataPools {
     }
   }
 
+  /** A pool connection whose named statements were prepared since the project's last schema change ({@link schemaChanged}). */
+  private async connect(projectId: string): Promise<pg.PoolClient> {
+    const epoch = this.schemaEpochs.get(projectId) ?? 0;
+    for (;;) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool(projectId).connect();
+      } catch {
+        throw unreachable();
+      }
+      const made = this.clientEpochs.get(client);
+      if (made === undefined) this.clientEpochs.set(client, epoch);
+      if (made === undefined || made === epoch) return client;
+      client.release(true);
+    }
+  }
+
+  /**
+   * The project's schema changed: its connections' named statements were
+   * prepared against the old catalog, and PostgreSQL re-plans them with the
+   * parameter types it inferred then (a filter on a column that became text
+   * would still compare it with an integer: 42883). As PostgREST flushes its
+   * pool on a schema reload, they are retired: shared ones once their batches
+   * are answered, pool ones at their next checkout.
+   */
+  schemaChanged(projectId: string): void {
+    this.schemaEpochs.set(projectId, (this.schemaEpochs.get(projectId) ?? 0) + 1);
+    this.pipelines.retire(projectId);
+  }
+
   /** Reads the project's catalog into a schema snapshot. */
   async loadSnapshot(projectId: string): Promise<SchemaSnapshot> {
     let result: pg.QueryResult<{ catalog: string }>;
@@ -220,6 +249,7 @@ export class DataPools {
 
   /** Closes a project's pool (deleted project). */
   drop(projectId: string): Promise<void> {
+    this.schemaEpochs.delete(projectId);
     this.pipelines.drop(projectId);
     return this.pools.drop(projectId);
   }
