@@ -1,14 +1,17 @@
 /**
  * `npm start` as a user runs it: `baseplane.mjs start` comes up on PORT with its
  * data in DATA_DIR, stops cleanly on Ctrl-C leaving no process behind, comes
- * back on the same data, and refuses a bad PORT in one line.
+ * back on the same data, creates tenant databases where TENANT_DATABASE_URL
+ * says, and refuses a bad PORT, or a bad variable of any service, in one line.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { tenantDatabaseName } from '@baseplane/contracts';
 import { findFreePort } from '../local/src/net';
 import { processesMentioning } from './processes';
 import { stackTestEnv } from './stack-env';
@@ -106,6 +109,44 @@ describe('npm start', () => {
     const lines = stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/\bPORT\b/);
+  });
+
+  // The README's Configuration: TENANT_DATABASE_URL is where tenant databases are created, "same server as
+  // DATABASE_URL" only by default. Set alone, next to the embedded platform database, it used to be ignored.
+  it('creates tenant databases on TENANT_DATABASE_URL when only it is set', { timeout: 180_000 }, async () => {
+    const tenantCluster = inject('tenantDatabaseUrl');
+    const port = await findFreePort();
+    const run = runStart({ PORT: String(port), DATA_DIR: dataDir, TENANT_DATABASE_URL: tenantCluster });
+    runs.push(run);
+    await waitUntilUp(run);
+    const base = `http://127.0.0.1:${port}`;
+    const signup = await fetch(`${base}/api/auth/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `tenant-url-${Date.now()}@example.com`, password: 'correct horse battery' }),
+    });
+    expect(signup.status).toBe(201);
+    const { accessToken } = (await signup.json()) as { accessToken: string };
+    const auth = { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' };
+    const created = await fetch(`${base}/api/projects`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'elsewhere' }) });
+    const project = (await created.json()) as { id: string; status: string };
+    expect(created.status, JSON.stringify(project)).toBe(201);
+    expect(project.status).toBe('active');
+
+    const cluster = new pg.Client({ connectionString: tenantCluster });
+    await cluster.connect();
+    try {
+      const found = await cluster.query('select 1 from pg_database where datname = $1', [tenantDatabaseName(project.id)]);
+      expect(found.rowCount).toBe(1);
+    } finally {
+      await cluster.end();
+    }
+    // Its database lives on the shared test cluster: drop it again.
+    const deleted = await fetch(`${base}/api/projects/${project.id}`, { method: 'DELETE', headers: { authorization: auth.authorization } });
+    expect(deleted.status).toBe(200);
+
+    expect(await stopWithCtrlC(run)).toBe(0);
+    expect(processesMentioning(dataDir)).toEqual([]);
   });
 
   // The README's Configuration: "Every variable is validated at start; a bad one stops it with one line naming it".

@@ -153,7 +153,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       const verbose = config.logLevel === 'debug' || config.logLevel === 'trace';
       started.postgres = await startEmbeddedPostgres({ dataDir, log, verbose });
       databaseUrl = started.postgres.urlOf(PLATFORM_DATABASE);
-      tenantDatabaseUrl = started.postgres.urlOf('postgres');
+      // TENANT_DATABASE_URL set alone puts the tenants elsewhere; unset, they share the embedded server.
+      tenantDatabaseUrl = config.tenantDatabaseUrl ?? started.postgres.urlOf('postgres');
     }
 
     checkCancelled();
