@@ -66,8 +66,13 @@ export class Subscription {
   private async lead(): Promise<void> {
     const listener = await this.db.connect();
     this.listener = listener;
+    // A lost connection takes the leadership lock and the LISTEN with it: lead again from the start.
+    let lost: Error | undefined;
     listener.on('notification', () => this.wake?.());
-    listener.on('error', () => this.wake?.());
+    listener.on('error', (error) => {
+      lost = error;
+      this.wake?.();
+    });
     // Leadership: only the replica holding the lock pumps this subscription.
     while (this.running) {
       const { rows } = await listener.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtext($1)) as locked', [`subscription:${this.id}`]);
@@ -77,9 +82,11 @@ export class Subscription {
     await listener.query('listen baseplane_events');
     let checkpoint = await this.loadCheckpoint();
     while (this.running) {
+      if (lost) throw lost;
       const events = await this.store.readAll(checkpoint, this.options.batchSize ?? 200);
       for (const event of events) {
         if (!this.running) return;
+        if (lost) throw lost;
         await this.handleOne(event);
         checkpoint = event.globalPosition;
       }

@@ -32,21 +32,47 @@ export const OPERATION_COLUMNS = 'id, command, status, workflow_id, started_at, 
 
 export class OperationWaiter {
   private listener: PoolClient | undefined;
+  private stopped = false;
   private readonly waiting = new Map<string, Set<() => void>>();
 
   constructor(private readonly db: Pool) {}
 
   async start(): Promise<void> {
-    this.listener = await this.db.connect();
-    this.listener.on('notification', (message) => {
-      for (const wake of this.waiting.get(message.payload ?? '') ?? []) wake();
-    });
-    await this.listener.query('listen baseplane_operations');
+    await this.listen();
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     this.listener?.release(true);
     this.listener = undefined;
+  }
+
+  private async listen(): Promise<void> {
+    const listener = await this.db.connect();
+    listener.on('notification', (message) => {
+      for (const wake of this.waiting.get(message.payload ?? '') ?? []) wake();
+    });
+    // A lost connection (PostgreSQL restarting) must not take the process down with it: it is replaced.
+    listener.on('error', () => this.relisten(listener));
+    try {
+      await listener.query('listen baseplane_operations');
+    } catch (error) {
+      listener.release(true);
+      throw error;
+    }
+    if (this.stopped) listener.release(true);
+    else this.listener = listener;
+  }
+
+  /** Listens again on a new connection, retried every second; meanwhile {@link wait}'s poll answers. */
+  private relisten(lost: PoolClient): void {
+    if (this.listener !== lost) return;
+    this.listener = undefined;
+    lost.release(true);
+    const retry = () => {
+      if (!this.stopped) this.listen().catch(() => setTimeout(retry, 1000));
+    };
+    retry();
   }
 
   async find(operationId: string): Promise<OperationRecord | undefined> {

@@ -1,0 +1,82 @@
+/**
+ * The control plane keeps two LISTEN connections to the platform database:
+ * the operation waiter's and the subscription's (which also holds its
+ * leadership lock). PostgreSQL restarting, or an administrator ending them,
+ * ends them both; the process must carry on and listen again, not fall over
+ * with the requests it is answering, nor pump the subscription unled.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { bearer, call, createProject, projectEventTypes, signUpOperator, streamVersion, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
+import { servicePid } from '../../deploy/local/src/services';
+
+let db: pg.Client;
+let operator: Operator;
+let project: ProjectAnswer;
+let tenant: TenantDatabase;
+
+const controlPlanePid = () => servicePid(inject('servicePorts').controlPlane);
+
+/** Backends listening on `channel`. */
+async function listeners(channel: string): Promise<number[]> {
+  const { rows } = await db.query<{ pid: number }>(`select pid from pg_stat_activity where query = $1 and state = 'idle'`, [`listen ${channel}`]);
+  return rows.map((r) => r.pid);
+}
+
+/** The backend holding the control plane's subscription leadership (a session advisory lock on hashtext of its name). */
+async function subscriptionLeader(): Promise<number | null> {
+  const { rows } = await db.query<{ pid: number }>(
+    `select pid from pg_locks where locktype = 'advisory' and granted and objid::bigint = (hashtext('subscription:control-plane')::bigint & 4294967295)`,
+  );
+  return rows[0]?.pid ?? null;
+}
+
+beforeAll(async () => {
+  db = new pg.Client({ connectionString: inject('databaseUrl') });
+  await db.connect();
+  operator = await signUpOperator('Listen');
+  project = await createProject(operator, 'listen loss');
+  tenant = await connectTenant(project.id);
+  const created = await call('POST', `/api/projects/${project.id}/tables`, { headers: bearer(operator.token), body: { name: 'held', columns: [{ name: 'body', type: 'text' }] } });
+  expect(created.status, created.text).toBe(201);
+});
+afterAll(async () => {
+  await Promise.all([db?.end(), tenant?.end()]);
+});
+
+it('answers a command waiting for its operation when the waiter loses its LISTEN connection', { timeout: 120_000 }, async () => {
+  const pid = await controlPlanePid();
+  const [waiter] = await listeners('baseplane_operations');
+  expect(waiter, 'the operation waiter listens').toBeDefined();
+
+  // The table is held, so the command is recorded and then waits for its operation.
+  await tenant.client.query('begin');
+  await tenant.client.query('lock table public.held in access share mode');
+  const before = await streamVersion(project.id);
+  const answer = call('POST', `/api/projects/${project.id}/tables/held/columns`, { headers: bearer(operator.token), body: { name: 'tag', type: 'text' } });
+  try {
+    await expect.poll(() => projectEventTypes(project.id, before), { timeout: 30_000, interval: 50 }).toEqual(['ColumnAdded']);
+    await db.query('select pg_terminate_backend($1)', [waiter]);
+    // The waiter listens again on a connection of its own.
+    await expect.poll(async () => (await listeners('baseplane_operations')).filter((p) => p !== waiter).length, { timeout: 30_000, interval: 100 }).toBe(1);
+  } finally {
+    await tenant.client.query('rollback');
+  }
+  const answered = await answer;
+  expect(answered.status, answered.text).toBe(201);
+  expect(await controlPlanePid(), 'the control plane did not restart').toBe(pid);
+});
+
+it('leads its subscription again when the subscription loses its LISTEN connection', { timeout: 120_000 }, async () => {
+  const pid = await controlPlanePid();
+  const leader = await subscriptionLeader();
+  expect(leader, 'the subscription has a leader').not.toBeNull();
+  await db.query('select pg_terminate_backend($1)', [leader]);
+
+  // The lock went with the session: the subscription takes it again on a new connection.
+  await expect.poll(async () => [null, leader].includes(await subscriptionLeader()), { timeout: 30_000, interval: 100 }).toBe(false);
+  const created = await call('POST', `/api/projects/${project.id}/tables`, { headers: bearer(operator.token), body: { name: 'after_loss', columns: [{ name: 'body', type: 'text' }] } });
+  expect(created.status, created.text).toBe(201);
+  expect(await controlPlanePid(), 'the control plane did not restart').toBe(pid);
+});
