@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantOwnerRole } from '@baseplane/contracts';
 import { apikey, bearer, call, createProject, projectEventTypes, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
+import type { PoolClient } from 'pg';
+import { readCatalog } from '../src/tenants/catalog';
 
 let ada: Operator;
 let bob: Operator;
@@ -214,5 +216,23 @@ describe('concurrency', () => {
     const events = await call('GET', `/api/projects/${project.id}/events?limit=1000`, { headers: auth() });
     const versions = events.body.events.map((e: { version: number }) => e.version);
     expect(versions).toEqual(Array.from({ length: versions.length }, (_, i) => i + 1));
+  });
+});
+
+describe('the catalog reader', () => {
+  // Its three reads used to go out at once on one connection: pg 8 queues them but prints a DeprecationWarning
+  // ("will be removed in pg@9.0") into npm start's output at a user's first table or rows call.
+  it('sends one query at a time on its connection', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => void warnings.push(warning.message);
+    process.on('warning', onWarning);
+    try {
+      const tables = await readCatalog(tenant.client as unknown as PoolClient, 'todos');
+      expect(tables.map((t) => t.name)).toEqual(['todos']);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
   });
 });

@@ -56,37 +56,37 @@ export async function readCatalog(client: PoolClient, only?: string): Promise<Ta
   );
   if (tables.rows.length === 0) return [];
   const oids = tables.rows.map((t) => t.oid);
-  const [columns, constraints, policies] = await Promise.all([
-    client.query<{ table_oid: number; name: string; type: string; nullable: boolean; default: string | null; identity: string }>(
-      `select a.attrelid as table_oid, a.attname as name, format_type(a.atttypid, a.atttypmod) as type,
-              not a.attnotnull as nullable, pg_get_expr(d.adbin, d.adrelid) as default, a.attidentity as identity
-       from pg_attribute a left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
-       where a.attrelid = any($1) and a.attnum > 0 and not a.attisdropped
-       order by a.attrelid, a.attnum`,
-      [oids],
-    ),
-    client.query<{ table_oid: number; name: string; type: string; columns: string[]; ref_table: string | null; ref_columns: string[] | null; on_delete: string; on_update: string }>(
-      `select con.conrelid as table_oid, con.conname as name, con.contype as type,
-              array(select a.attname from unnest(con.conkey) with ordinality k(n, i)
-                    join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.n order by k.i)::text[] as columns,
-              rc.relname as ref_table,
-              case when con.contype = 'f' then array(select a.attname from unnest(con.confkey) with ordinality k(n, i)
-                    join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.n order by k.i)::text[] end as ref_columns,
-              con.confdeltype as on_delete, con.confupdtype as on_update
-       from pg_constraint con left join pg_class rc on rc.oid = con.confrelid
-       where con.conrelid = any($1) and con.contype in ('p', 'u', 'f')
-       order by con.conname`,
-      [oids],
-    ),
-    client.query<{ table_oid: number; name: string; command: string; roles: string[]; using: string | null; check: string | null }>(
-      `select p.polrelid as table_oid, p.polname as name,
-              case p.polcmd when 'r' then 'select' when 'a' then 'insert' when 'w' then 'update' when 'd' then 'delete' else 'all' end as command,
-              case when p.polroles = '{0}' then array['public'] else array(select rolname from pg_roles where oid = any(p.polroles) order by rolname) end::text[] as roles,
-              pg_get_expr(p.polqual, p.polrelid) as using, pg_get_expr(p.polwithcheck, p.polrelid) as check
-       from pg_policy p where p.polrelid = any($1) order by p.polname`,
-      [oids],
-    ),
-  ]);
+  // One query at a time: pg runs a connection's queries one after another anyway, and warns (pg 9 refuses) when
+  // a second is sent before the first has answered.
+  const columns = await client.query<{ table_oid: number; name: string; type: string; nullable: boolean; default: string | null; identity: string }>(
+    `select a.attrelid as table_oid, a.attname as name, format_type(a.atttypid, a.atttypmod) as type,
+            not a.attnotnull as nullable, pg_get_expr(d.adbin, d.adrelid) as default, a.attidentity as identity
+     from pg_attribute a left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+     where a.attrelid = any($1) and a.attnum > 0 and not a.attisdropped
+     order by a.attrelid, a.attnum`,
+    [oids],
+  );
+  const constraints = await client.query<{ table_oid: number; name: string; type: string; columns: string[]; ref_table: string | null; ref_columns: string[] | null; on_delete: string; on_update: string }>(
+    `select con.conrelid as table_oid, con.conname as name, con.contype as type,
+            array(select a.attname from unnest(con.conkey) with ordinality k(n, i)
+                  join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.n order by k.i)::text[] as columns,
+            rc.relname as ref_table,
+            case when con.contype = 'f' then array(select a.attname from unnest(con.confkey) with ordinality k(n, i)
+                  join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.n order by k.i)::text[] end as ref_columns,
+            con.confdeltype as on_delete, con.confupdtype as on_update
+     from pg_constraint con left join pg_class rc on rc.oid = con.confrelid
+     where con.conrelid = any($1) and con.contype in ('p', 'u', 'f')
+     order by con.conname`,
+    [oids],
+  );
+  const policies = await client.query<{ table_oid: number; name: string; command: string; roles: string[]; using: string | null; check: string | null }>(
+    `select p.polrelid as table_oid, p.polname as name,
+            case p.polcmd when 'r' then 'select' when 'a' then 'insert' when 'w' then 'update' when 'd' then 'delete' else 'all' end as command,
+            case when p.polroles = '{0}' then array['public'] else array(select rolname from pg_roles where oid = any(p.polroles) order by rolname) end::text[] as roles,
+            pg_get_expr(p.polqual, p.polrelid) as using, pg_get_expr(p.polwithcheck, p.polrelid) as check
+     from pg_policy p where p.polrelid = any($1) order by p.polname`,
+    [oids],
+  );
   return tables.rows.map((table) => {
     const own = constraints.rows.filter((c) => c.table_oid === table.oid);
     const primaryKey = own.find((c) => c.type === 'p')?.columns ?? [];
