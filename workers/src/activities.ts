@@ -27,7 +27,7 @@ import { schemaChangeSql } from './schema-ddl';
 import { authSchemaSql } from './tenant-auth-sql';
 import { storageSchemaSql } from './tenant-storage-sql';
 import { applyBucketRows, bucketOf } from './storage-bucket-apply';
-import { apiRolesSql, applyRoleGrantsSql, applyRoleSql, authenticatorRoleSql, createDatabaseSql, createOwnerRoleSql, databaseAccessSql, dropDatabaseSql, dropRoleSql, installSchemaSql } from './tenant-sql';
+import { apiRolesSql, applyRoleGrantsSql, applyRoleSql, authenticatorRoleSql, createDatabaseSql, createOwnerRoleSql, databaseAccessSql, disableRoleSql, dropDatabaseSql, dropRoleSql, installSchemaSql } from './tenant-sql';
 
 export interface ActivityDependencies {
   platform: PlatformStore;
@@ -177,6 +177,23 @@ export function createActivities(deps: ActivityDependencies) {
     }
   }
 
+  /**
+   * Drops a role of a deleted project. Another project's owner may have
+   * granted it privileges on objects of that project's database (any role can
+   * be named in a GRANT), and PostgreSQL keeps a role that holds privileges
+   * anywhere (2BP01); only a session in that database could revoke them, and
+   * its owner shapes such sessions (ALTER DATABASE … SET). Such a role is left
+   * without login instead: nothing can act as it, and the deletion finishes.
+   */
+  async function dropRole(role: string): Promise<void> {
+    try {
+      await tenantAdmin.query(dropRoleSql(role));
+    } catch (error) {
+      if ((error as { code?: string }).code !== '2BP01') throw error;
+      await tenantAdmin.query(disableRoleSql(role));
+    }
+  }
+
   /** Runs `perform` unless `done` says the effect is there, then ledgers the step. */
   async function step(ref: EventRef, name: string, done: () => Promise<boolean>, perform: () => Promise<unknown>): Promise<void> {
     const performed = !(await done());
@@ -267,9 +284,9 @@ export function createActivities(deps: ActivityDependencies) {
         await step(ref, 'dropDatabase', gone('select 1 from pg_database where datname = $1', name), () =>
           tenantAdmin.query(dropDatabaseSql(name)),
         );
-        await step(ref, 'dropApplyRole', gone('select 1 from pg_roles where rolname = $1', applyRole), () => tenantAdmin.query(dropRoleSql(applyRole)));
-        await step(ref, 'dropAuthenticatorRole', gone('select 1 from pg_roles where rolname = $1', authenticator), () => tenantAdmin.query(dropRoleSql(authenticator)));
-        await step(ref, 'dropOwnerRole', gone('select 1 from pg_roles where rolname = $1', role), () => tenantAdmin.query(dropRoleSql(role)));
+        await step(ref, 'dropApplyRole', gone('select 1 from pg_roles where rolname = $1', applyRole), () => dropRole(applyRole));
+        await step(ref, 'dropAuthenticatorRole', gone('select 1 from pg_roles where rolname = $1', authenticator), () => dropRole(authenticator));
+        await step(ref, 'dropOwnerRole', gone('select 1 from pg_roles where rolname = $1', role), () => dropRole(role));
       });
       await recordSuccess({ ...ref, type: 'ProjectDeleted' });
     },

@@ -91,6 +91,8 @@ export function createDatabaseSql(databaseName: string, ownerRole: string): stri
 
 export const dropDatabaseSql = (databaseName: string) => `drop database if exists ${ident(databaseName)} with (force)`;
 export const dropRoleSql = (role: string) => `drop role if exists ${ident(role)}`;
+/** What is left of a role that cannot be dropped: no login, no password, so nothing can act as it. */
+export const disableRoleSql = (role: string) => `alter role ${ident(role)} with nologin password null`;
 
 export function databaseAccessSql(databaseName: string, ownerRole: string): string[] {
   return [
