@@ -34,6 +34,8 @@ export class ProjectDirectory {
   private running = false;
   private listener: PoolClient | undefined;
   private wake: (() => void) | undefined;
+  /** A notification came since the last catch-up began: its event may be newer than what that catch-up read. */
+  private notified = false;
   private loop: Promise<void> | undefined;
   private caughtUpOnce = false;
   private readonly listeners = new Set<(event: ProjectEvent) => void>();
@@ -86,11 +88,18 @@ export class ProjectDirectory {
       try {
         if (!this.listener) {
           this.listener = await this.db.connect();
-          this.listener.on('notification', () => this.wake?.());
+          this.listener.on('notification', () => {
+            this.notified = true;
+            this.wake?.();
+          });
           this.listener.on('error', () => this.dropListener());
           await this.listener.query('listen baseplane_events');
         }
+        this.notified = false;
         await this.catchUp();
+        // A notification during the catch-up woke no one (its wake was the last sleep's), and its event may have
+        // committed after the catch-up read: catch up again at once rather than a poll interval later.
+        if (this.notified) continue;
       } catch (error) {
         this.log.warn({ err: error }, 'directory follow failed; retrying');
         this.dropListener();
