@@ -8,8 +8,9 @@ import type pg from 'pg';
 import { authenticatorPasswordPurpose, deriveSecret, tenantAuthenticatorRole } from '@baseplane/contracts';
 import { authenticatorRoleSql, retireSharedAuthenticatorSql } from './tenant-sql';
 
-/** Tenant databases are `p_` and a project id without its dashes (`tenantDatabaseName`). */
-const TENANT_DATABASES = `select datname from pg_database where datname ~ '^p_[0-9a-f]{32}$' order by datname`;
+/** Tenant databases are `p_` and a project id without its dashes (`tenantDatabaseName`); which of them have no login yet. */
+const TENANT_DATABASES = `select datname, not exists (select from pg_roles r where r.rolname = datname || '_authenticator') as without_login
+  from pg_database where datname ~ '^p_[0-9a-f]{32}$' order by datname`;
 /** A login another worker made meanwhile, a database dropped meanwhile: nothing left to do for it. */
 const SETTLED = new Set(['42710', '23505', '3D000']);
 const settled = (error: { code?: string }) => {
@@ -18,12 +19,13 @@ const settled = (error: { code?: string }) => {
 
 /** Idempotent: run at every start, and beside a provisioning that makes the same login. */
 export async function ensureDataApiLogins(admin: pg.Pool, platformSecret: string): Promise<void> {
-  const databases = (await admin.query<{ datname: string }>(TENANT_DATABASES)).rows.map((r) => r.datname);
-  for (const name of databases) {
+  const { rows } = await admin.query<{ datname: string; without_login: boolean }>(TENANT_DATABASES);
+  // A login that exists is left as it is: another stack sharing this cluster (another PLATFORM_SECRET) may own it.
+  for (const { datname: name } of rows.filter((r) => r.without_login)) {
     // The database's name is `p_` and the project id without dashes, which names the same login.
     const role = tenantAuthenticatorRole(name.slice('p_'.length));
     for (const sql of authenticatorRoleSql(role, name, deriveSecret(platformSecret, authenticatorPasswordPurpose(name)))) await admin.query(sql).catch(settled);
   }
   const shared = await admin.query(`select 1 from pg_roles where rolname = 'authenticator'`);
-  if ((shared.rowCount ?? 0) > 0) for (const sql of retireSharedAuthenticatorSql(databases)) await admin.query(sql).catch(settled);
+  if ((shared.rowCount ?? 0) > 0) for (const sql of retireSharedAuthenticatorSql(rows.map((r) => r.datname))) await admin.query(sql).catch(settled);
 }

@@ -36,9 +36,10 @@ afterAll(async () => {
 });
 
 describe('at worker start', () => {
-  it('gives an older tenant database its own data-API login and retires the shared one', async () => {
+  it('gives an older tenant database its own data-API login, retires the shared one, and leaves existing logins alone', async () => {
     await ensureDataApiLogins(admin, inject('platformSecret'));
-    await ensureDataApiLogins(admin, inject('platformSecret')); // idempotent
+    // Idempotent, and a login that exists is left alone: a stack with another secret on this cluster changes nothing.
+    await ensureDataApiLogins(admin, 'another stack’s platform secret');
     const role = tenantAuthenticatorRole(projectId);
     const { rows } = await admin.query(
       `select has_database_privilege($1, $2, 'connect') as own_connects,
