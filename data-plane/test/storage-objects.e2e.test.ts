@@ -310,7 +310,8 @@ describe('downloading', () => {
     const first = await fetchBytes(url, operator());
     const etag = first.headers.get('etag')!;
     const lastModified = first.headers.get('last-modified')!;
-    for (const validators of [{ 'if-none-match': etag }, { 'if-none-match': `"other", W/${etag}` }, { 'if-none-match': '*' }, { 'if-modified-since': lastModified }]) {
+    const validatorSets: Record<string, string>[] = [{ 'if-none-match': etag }, { 'if-none-match': `"other", W/${etag}` }, { 'if-none-match': '*' }, { 'if-modified-since': lastModified }];
+    for (const validators of validatorSets) {
       const again = await fetchBytes(url, { ...operator(), ...validators });
       expect([again.status, again.bytes.length, again.headers.get('etag')], JSON.stringify(validators)).toEqual([304, 0, etag]);
       expect(again.headers.get('cache-control')).toBe('private, no-cache');
