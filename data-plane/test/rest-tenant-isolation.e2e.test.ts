@@ -5,8 +5,9 @@
  * own, with no right on another project's database, its connections or the
  * queries they run.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
-import { tenantDatabaseName } from '@baseplane/contracts';
+import pg from 'pg';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { tenantApplyRole, tenantAuthenticatorRole, tenantDatabaseName, tenantOwnerRole } from '@baseplane/contracts';
 import { call } from '../../deploy/test/http';
 import { restProject, sql, type RestProject } from './rest-fixtures';
 
@@ -54,5 +55,23 @@ describe('owner code that resets its role in a data API request', () => {
     const answer = await rest('POST', 'rpc/spoil_login', mine.anon, {});
     expect(answer.body.message).not.toBe('spoiled authenticator');
     expect((await rest('GET', '', theirs.anon)).status).toBe(200);
+  });
+
+  it('holds no right to connect to the platform database, nor do the project’s owner and apply logins', async () => {
+    const platform = new pg.Client({ connectionString: inject('databaseUrl') });
+    await platform.connect();
+    try {
+      const id = mine.project.id;
+      const { rows } = await platform.query(
+        `select r.rolname, has_database_privilege(r.oid, current_database(), 'connect') as connect, has_database_privilege(r.oid, current_database(), 'temporary') as temporary
+           from pg_roles r where r.rolname = any($1::text[]) order by r.rolname`,
+        [[tenantOwnerRole(id), tenantApplyRole(id), tenantAuthenticatorRole(id)]],
+      );
+      // The apply login is made at the project's first change through the workflow, if any came yet.
+      expect(rows.map((row) => row.rolname)).toEqual(expect.arrayContaining([tenantAuthenticatorRole(id), tenantOwnerRole(id)]));
+      expect(rows.filter((row) => row.connect || row.temporary)).toEqual([]);
+    } finally {
+      await platform.end();
+    }
   });
 });
