@@ -90,6 +90,10 @@ function statementRow(results: StepResult[], statement: Statement): StatementRow
 }
 
 const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
+/** SQLSTATE too_many_connections: the cluster is at max_connections. */
+const TOO_MANY_CONNECTIONS = '53300';
+/** Tries at a connection the cluster refuses for want of room ({@link DataPools.withRoom}): 50, 100, … 250 ms apart. */
+const ROOM_ATTEMPTS = 6;
 
 /**
  * The project's own data-API login to its database (`tenantAuthenticatorRole`,
@@ -212,7 +216,7 @@ export class DataPools {
     for (;;) {
       let client: pg.PoolClient;
       try {
-        client = await this.pool(projectId).connect();
+        client = await this.withRoom(() => this.pool(projectId).connect());
       } catch {
         throw unreachable();
       }
@@ -236,11 +240,29 @@ export class DataPools {
     this.pipelines.retire(projectId);
   }
 
+  /**
+   * Runs `work`, which may need a new connection; when the cluster refuses
+   * it (53300: every project's pools on every replica share
+   * max_connections), this process gives back the connections it keeps
+   * idle, of any project, and tries again, a few times over about a second.
+   */
+  private async withRoom<T>(work: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await work();
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== TOO_MANY_CONNECTIONS || attempt === ROOM_ATTEMPTS) throw error;
+        await Promise.all([this.pipelines.closeIdle(0), this.pools.closeIdle()]);
+        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      }
+    }
+  }
+
   /** Reads the project's catalog into a schema snapshot. */
   async loadSnapshot(projectId: string): Promise<SchemaSnapshot> {
     let result: pg.QueryResult<{ catalog: string }>;
     try {
-      result = await this.pool(projectId).query<{ catalog: string }>(CATALOG_QUERY);
+      result = await this.withRoom(() => this.pool(projectId).query<{ catalog: string }>(CATALOG_QUERY));
     } catch {
       throw unreachable();
     }

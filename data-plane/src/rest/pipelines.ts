@@ -43,7 +43,7 @@ export class Lane {
     this.inFlight--;
     this.sentAt.shift();
     this.lastUsed = Date.now();
-    if (this.retired && this.inFlight === 0) this.close();
+    if (this.retired && this.inFlight === 0) void this.close();
   };
 
   constructor(readonly client: pg.Client) {}
@@ -81,12 +81,13 @@ export class Lane {
   /** Takes no more batches, and closes once those it has are answered. */
   retire(): void {
     this.retired = true;
-    if (this.inFlight === 0) this.close();
+    if (this.inFlight === 0) void this.close();
   }
 
-  close(): void {
+  /** Ends the connection; resolves once it has ended. */
+  close(): Promise<void> {
     this.dead = true;
-    void this.client.end().catch(() => undefined);
+    return this.client.end().catch(() => undefined);
   }
 }
 
@@ -102,7 +103,7 @@ export class Pipelines {
 
   /** `perProject` 0 turns pipelining off: every request then takes a connection of its own. */
   constructor(private readonly config: (projectId: string) => pg.ClientConfig, private readonly perProject: number) {
-    this.sweep = setInterval(() => this.closeIdle(), IDLE_CLOSE_MS / 3);
+    this.sweep = setInterval(() => void this.closeIdle(IDLE_CLOSE_MS), IDLE_CLOSE_MS / 3);
     this.sweep.unref();
   }
 
@@ -129,29 +130,32 @@ export class Pipelines {
     const client = new pg.Client({ ...this.config(projectId), pipeline: true } as pg.ClientConfig);
     const lane = new Lane(client);
     // A lost connection fails its batches through pg; the lane is then left out and closed.
-    client.on('error', () => lane.close());
+    client.on('error', () => void lane.close());
     client.connect().then(
       () => {
         project.connecting--;
         if (this.projects.get(projectId) === project) project.lanes.push(lane);
-        else lane.close();
+        else void lane.close();
       },
       () => {
         project.connecting--;
         project.retryAfter = Date.now() + RETRY_CONNECT_MS;
-        lane.close();
+        void lane.close();
       },
     );
   }
 
-  private closeIdle(): void {
+  /** Closes every project's lanes that have waited `idleMs` without a batch (0: every one without a batch now). */
+  closeIdle(idleMs: number): Promise<void> {
     const now = Date.now();
+    const closed: Array<Promise<void>> = [];
     for (const project of this.projects.values()) {
       for (const lane of project.lanes) {
-        if (lane.inFlight === 0 && now - lane.lastUsed > IDLE_CLOSE_MS) lane.close();
+        if (lane.inFlight === 0 && now - lane.lastUsed >= idleMs) closed.push(lane.close());
       }
       project.lanes = project.lanes.filter((lane) => !lane.dead);
     }
+    return Promise.all(closed).then(() => undefined);
   }
 
   /** Retires a project's lanes (its schema changed): each closes once its batches are answered, and new ones open as load asks. */
@@ -163,7 +167,7 @@ export class Pipelines {
   drop(projectId: string): void {
     const project = this.projects.get(projectId);
     this.projects.delete(projectId);
-    for (const lane of project?.lanes ?? []) lane.close();
+    for (const lane of project?.lanes ?? []) void lane.close();
   }
 
   closeAll(): void {

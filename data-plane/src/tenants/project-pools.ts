@@ -22,6 +22,26 @@ export class ProjectPools {
     return pool;
   }
 
+  /**
+   * Closes the idle connections of every project's pool: when the cluster
+   * refuses a new connection (max_connections reached), those this process
+   * keeps for projects that are not asking now are the ones to give back.
+   */
+  async closeIdle(): Promise<void> {
+    const closed: Array<Promise<unknown>> = [];
+    for (const pool of this.pools.values()) {
+      // A pool hands out its idle connections first: taking each once and destroying it closes them.
+      for (let idle = pool.idleCount; idle > 0; idle--) {
+        closed.push(pool.connect().then((client) => {
+          const ended = new Promise((resolve) => client.once('end', resolve));
+          client.release(true);
+          return ended;
+        }, () => undefined));
+      }
+    }
+    await Promise.all(closed);
+  }
+
   /** Closes a project's pool (deleted project). */
   async drop(projectId: string): Promise<void> {
     const pool = this.pools.get(projectId);
