@@ -1,15 +1,20 @@
 /**
  * The control plane keeps two LISTEN connections to the platform database:
  * the operation waiter's and the subscription's (which also holds its
- * leadership lock). PostgreSQL restarting, or an administrator ending them,
- * ends them both; the process must carry on and listen again, not fall over
- * with the requests it is answering, nor pump the subscription unled.
+ * leadership lock), and the subscription holds a transaction open while it
+ * hands an event to Temporal. PostgreSQL restarting, or an administrator
+ * ending them, ends them all; the process must carry on and listen again,
+ * not fall over with the requests it is answering, nor pump the
+ * subscription unled.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { bearer, call, createProject, projectEventTypes, signUpOperator, streamVersion, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
 import { servicePid } from '../../deploy/local/src/services';
+import { processesMentioning } from '../../deploy/test/processes';
 
 let db: pg.Client;
 let operator: Operator;
@@ -78,5 +83,32 @@ it('leads its subscription again when the subscription loses its LISTEN connecti
   await expect.poll(async () => [null, leader].includes(await subscriptionLeader()), { timeout: 30_000, interval: 100 }).toBe(false);
   const created = await call('POST', `/api/projects/${project.id}/tables`, { headers: bearer(operator.token), body: { name: 'after_loss', columns: [{ name: 'body', type: 'text' }] } });
   expect(created.status, created.text).toBe(201);
+  expect(await controlPlanePid(), 'the control plane did not restart').toBe(pid);
+});
+
+it('carries on when the subscription loses its transaction while it hands an event to Temporal', { timeout: 120_000 }, async () => {
+  const pid = await controlPlanePid();
+  const temporalDb = path.join(inject('dataDir'), 'temporal', 'temporal.db');
+  const [temporal] = processesMentioning(temporalDb).filter((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('start-dev'));
+  expect(temporal, 'the Temporal dev server runs').toBeDefined();
+  const before = await streamVersion(project.id);
+  // Temporal not answering holds the subscription's transaction open around the signal.
+  process.kill(temporal!, 'SIGSTOP');
+  let answer: ReturnType<typeof call> | undefined;
+  try {
+    answer = call('POST', `/api/projects/${project.id}/tables`, { headers: { ...bearer(operator.token), prefer: 'respond-async' }, body: { name: 'while_held', columns: [{ name: 'body', type: 'text' }] } });
+    const platform = new URL(inject('databaseUrl')).pathname.slice(1);
+    const held = async () =>
+      (await db.query<{ pid: number }>(`select pid from pg_stat_activity where datname = $1 and state = 'idle in transaction' and pid <> pg_backend_pid()`, [platform])).rows.map((r) => r.pid);
+    await expect.poll(async () => (await held()).length, { timeout: 30_000, interval: 50 }).toBeGreaterThan(0);
+    for (const backend of await held()) await db.query('select pg_terminate_backend($1)', [backend]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  } finally {
+    process.kill(temporal!, 'SIGCONT');
+  }
+  // Answered (202, or 201 when the table was made by then), not cut off.
+  expect([201, 202]).toContain((await answer!).status);
+  await expect.poll(async () => (await tenant.client.query(`select to_regclass('public.while_held') is not null as made`)).rows[0].made, { timeout: 60_000, interval: 250 }).toBe(true);
+  await expect.poll(() => projectEventTypes(project.id, before), { timeout: 30_000 }).toEqual(['TableCreated', 'SchemaChangeApplied']);
   expect(await controlPlanePid(), 'the control plane did not restart').toBe(pid);
 });

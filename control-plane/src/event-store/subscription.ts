@@ -7,7 +7,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import type { Logger } from 'pino';
-import type { RecordedEvent } from '@baseplane/contracts';
+import { inTransaction, type RecordedEvent } from '@baseplane/contracts';
 import { EventStore } from './event-store';
 
 export type EventHandler = (event: RecordedEvent<{ type: string; data: unknown }>, tx: PoolClient) => Promise<void>;
@@ -94,23 +94,16 @@ export class Subscription {
     }
   }
 
+  /** In one transaction, which stays open while the handler signals Temporal: inTransaction hears its connection dying meanwhile. */
   private async handleOne(event: RecordedEvent<{ type: string; data: unknown }>): Promise<void> {
-    const tx = await this.db.connect();
-    try {
-      await tx.query('begin');
+    await inTransaction(this.db, async (tx: PoolClient) => {
       await this.handle(event, tx);
       await tx.query(
         `insert into subscription_checkpoints (subscription_id, position) values ($1, $2)
          on conflict (subscription_id) do update set position = excluded.position, updated_at = now()`,
         [this.id, event.globalPosition],
       );
-      await tx.query('commit');
-    } catch (error) {
-      await tx.query('rollback').catch(() => undefined);
-      throw error;
-    } finally {
-      tx.release();
-    }
+    });
   }
 
   private async loadCheckpoint(): Promise<number> {
