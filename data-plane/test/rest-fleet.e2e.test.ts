@@ -116,4 +116,23 @@ describe('a fleet of data planes', () => {
       await platform.end();
     }
   }, 180_000);
+
+  it('answers through the gateway while a replica is down and restarting', async () => {
+    const [first] = replicas();
+    const { pid } = (await (await fetch(`${first!}/healthz`)).json()) as { pid: number };
+    process.kill(pid, 'SIGKILL');
+    try {
+      // The supervisor starts it again after 200 ms; until it listens, its port refuses connections.
+      await expect.poll(() => fetch(`${first!}/healthz`).then(() => 'up', () => 'down'), { timeout: 5000, interval: 10 }).toBe('down');
+      const statuses: number[] = [];
+      for (let i = 0; i < 20; i++) statuses.push((await call('GET', '/rest/v1/items', { headers: p.anon })).status);
+      expect(statuses).toEqual(Array(20).fill(200));
+    } finally {
+      // Back (a new process serving, caught up) for the tests after this one.
+      await expect.poll(async () => {
+        const health = await fetch(`${first!}/healthz`).then((r) => r.json() as Promise<{ status: string; pid: number }>, () => null);
+        return health?.status === 'ok' && health.pid !== pid;
+      }, { timeout: 60_000, interval: 200 }).toBe(true);
+    }
+  }, 90_000);
 });

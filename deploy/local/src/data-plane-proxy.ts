@@ -62,7 +62,8 @@ export function createDataPlaneProxy(upstreams: string[], prefixes: readonly str
   let turn = 0;
   const serves = (url: string) => prefixes.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`)) || paths.some((path) => path.test(url));
 
-  const forward = (request: IncomingMessage, response: ServerResponse) => {
+  /** `tried`: replicas that already refused this request's connection. */
+  const forward = (request: IncomingMessage, response: ServerResponse, tried = 0) => {
     const target = targets[turn++ % targets.length]!;
     const headers = withoutHopByHop(request.headers);
     const client = request.socket.remoteAddress ?? '';
@@ -95,8 +96,12 @@ export function createDataPlaneProxy(upstreams: string[], prefixes: readonly str
       fail(504, 'gateway_timeout', 'the data plane did not answer in time');
     });
     // Once the answer has begun, its own stream says whether it arrived whole (a failed write of the rest of the body does not matter).
-    upstream.on('error', () => {
-      if (!answered) fail(503, 'service_unavailable', 'the data plane is not reachable');
+    upstream.on('error', (error: NodeJS.ErrnoException) => {
+      if (answered) return;
+      // A replica that is down (restarting) refused the connection, so nothing reached it: a request without a
+      // body goes to the next replica instead (one with a body has begun to flow into this one).
+      if (error.code === 'ECONNREFUSED' && !hasBody(request) && tried + 1 < targets.length) forward(request, response, tried + 1);
+      else fail(503, 'service_unavailable', 'the data plane is not reachable');
     });
     // A client that goes away takes its upstream request with it.
     response.on('close', () => {
