@@ -4,8 +4,8 @@
  * so the expected-version rule is one), and write the side-effect ledger.
  */
 import { randomUUID } from 'node:crypto';
-import type { Pool } from 'pg';
-import { EVENT_SCHEMA_VERSIONS, projectStreamId, type EventMetadata, type ProjectEvent, type ProjectEventType } from '@baseplane/contracts';
+import type { Pool, PoolClient } from 'pg';
+import { EVENT_SCHEMA_VERSIONS, inTransaction, projectStreamId, type EventMetadata, type ProjectEvent, type ProjectEventType } from '@baseplane/contracts';
 
 export interface StreamEvent {
   version: number;
@@ -26,14 +26,14 @@ export class PlatformStore {
     return rows.map((r) => ({ version: r.stream_version, type: r.type, data: r.data, metadata: r.metadata }));
   }
 
-  /** Appends an outcome event unless one of that type for that cause is already there (a retried activity). */
+  /**
+   * Appends an outcome event unless one of that type for that cause is already
+   * there (a retried activity). The check and the append hold the store's
+   * append lock (append_to_stream's, taken first), so attempts recording at
+   * once (one Temporal gave up on still runs) record it once.
+   */
   async appendOutcome(projectId: string, event: ProjectEvent & { data: { causationVersion: number } }, correlationId: string): Promise<void> {
     const streamId = projectStreamId(projectId);
-    const existing = await this.db.query(
-      `select 1 from events where stream_id = $1 and type = $2 and (data->>'causationVersion')::int = $3`,
-      [streamId, event.type, event.data.causationVersion],
-    );
-    if (existing.rowCount) return;
     const metadata: EventMetadata = {
       actor: 'worker',
       at: new Date().toISOString(),
@@ -41,10 +41,18 @@ export class PlatformStore {
       causationId: `${streamId}@${event.data.causationVersion}`,
       schemaVersion: EVENT_SCHEMA_VERSIONS[event.type],
     };
-    await this.db.query('select append_to_stream($1, null, $2::jsonb)', [
-      streamId,
-      JSON.stringify([{ eventId: randomUUID(), type: event.type, data: event.data, metadata }]),
-    ]);
+    await inTransaction(this.db, async (client: PoolClient) => {
+      await client.query('select pg_advisory_xact_lock(7011001)');
+      const existing = await client.query(
+        `select 1 from events where stream_id = $1 and type = $2 and (data->>'causationVersion')::int = $3`,
+        [streamId, event.type, event.data.causationVersion],
+      );
+      if (existing.rowCount) return;
+      await client.query('select append_to_stream($1, null, $2::jsonb)', [
+        streamId,
+        JSON.stringify([{ eventId: randomUUID(), type: event.type, data: event.data, metadata }]),
+      ]);
+    });
   }
 
   /**
