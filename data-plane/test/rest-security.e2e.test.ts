@@ -9,7 +9,7 @@ import pg from 'pg';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { SecretBox } from '@baseplane/contracts';
 import { call } from '../../deploy/test/http';
-import { blogSchema, createTable, restProject, signUpUser, type RestProject } from './rest-fixtures';
+import { blogSchema, createTable, restProject, signUpUser, sql, type RestProject } from './rest-fixtures';
 
 let p: RestProject;
 let other: RestProject;
@@ -202,6 +202,24 @@ describe('SQL injection attempts are refused or harmless', () => {
 
   it('left every table in place', async () => {
     expect((await rest('GET', 'posts?select=id&order=id', p.service)).body.map((r: { id: number }) => r.id)).toEqual([1, 2, 3, 4]);
+  });
+});
+
+describe('a session setting owner code changes for the whole connection', () => {
+  it('does not carry the lifted statement timeout over to the next request on that connection', async () => {
+    await sql(p, `
+      create function lift_timeout() returns text language sql as $$ select set_config('statement_timeout', '0', false) $$;
+      create function request_timeout() returns text language sql as $$ select current_setting('statement_timeout') $$;
+    `);
+    await expect.poll(async () => (await rest('POST', 'rpc/request_timeout', p.anon, {})).status, { timeout: 5000 }).toBe(200);
+    const seen: string[] = [];
+    // In turns, so that each request takes the connection the last one gave back, on each replica.
+    for (let i = 0; i < 8; i++) {
+      expect((await rest('POST', 'rpc/lift_timeout', p.anon, {})).status).toBe(200);
+      seen.push((await rest('POST', 'rpc/request_timeout', p.anon, {})).body);
+      seen.push((await rest('GET', 'rpc/request_timeout', p.anon)).body);
+    }
+    expect(new Set(seen)).toEqual(new Set(['15s']));
   });
 });
 

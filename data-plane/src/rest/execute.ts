@@ -29,13 +29,24 @@ export interface Caller {
 export interface DataPoolOptions {
   /** Connections per project and replica that a request holds alone (writes, and reads when no shared one flows). */
   maxConnections?: number;
-  statementTimeoutMs?: number;
   /** Shared pipelined connections per project and replica (0: none). */
   pipelines?: number;
 }
 
-/** Role and claims for this transaction only: `set_config(…, true)` is SET LOCAL, and both values travel as parameters ({@link callerSetupValues}). */
-export const CALLER_SETUP = "select set_config('role', $1, true), set_config('request.jwt.claims', $2, true)";
+/** How long one statement of a request may run (57014, answered 504, past it). */
+export const REQUEST_STATEMENT_TIMEOUT_MS = 15_000;
+
+/**
+ * Role, claims and statement timeout for this transaction only:
+ * `set_config(…, true)` is SET LOCAL, and role and claims travel as
+ * parameters ({@link callerSetupValues}). The timeout is set on every
+ * request, not only at connect: owner code (an rpc function) may change it
+ * for the whole session, and the connection serves other callers next. The
+ * function is named with its schema, so none of the owner's can stand in.
+ */
+export const CALLER_SETUP =
+  "select pg_catalog.set_config('role', $1, true), pg_catalog.set_config('request.jwt.claims', $2, true), " +
+  `pg_catalog.set_config('statement_timeout', '${REQUEST_STATEMENT_TIMEOUT_MS}', true)`;
 
 /** The parameters of {@link CALLER_SETUP}: the role, and the claims as JSON ('' for none). */
 export function callerSetupValues(caller: Caller): [string, string] {
@@ -46,7 +57,7 @@ const SETUP = { name: 'bp_setup', text: CALLER_SETUP };
 /** Opens an explicit transaction from inside a batch: it outlives the batch's Sync, until COMMIT or ROLLBACK. */
 export const BEGIN_STEP: BatchStep = { name: 'bp_begin', text: 'begin', values: [] };
 /** The same for a read, which also makes the transaction read-only (allowed at any point of it, unlike the reverse). */
-const SETUP_READ_ONLY = { name: 'bp_setup_read', text: `${CALLER_SETUP}, set_config('transaction_read_only', 'on', true)` };
+const SETUP_READ_ONLY = { name: 'bp_setup_read', text: `${CALLER_SETUP}, pg_catalog.set_config('transaction_read_only', 'on', true)` };
 const EMPTY_ROW: StatementRow = { body: null, page_count: 0, total: null };
 
 /** pg's own conversion of parameters to their wire form (`pg.utils` is on the default export, untyped). */
@@ -131,7 +142,7 @@ export class DataPools {
   constructor(tenantClusterUrl: string, platformSecret: string, options: DataPoolOptions = {}) {
     const connection = (projectId: string) => ({
       connectionString: authenticatorUrl(tenantClusterUrl, platformSecret, projectId),
-      statement_timeout: options.statementTimeoutMs ?? 15_000,
+      statement_timeout: REQUEST_STATEMENT_TIMEOUT_MS,
       application_name: 'baseplane-data-plane',
     });
     this.pools = new ProjectPools((projectId) => new pg.Pool({

@@ -19,7 +19,7 @@
 import pg from 'pg';
 import { ApiError, notFound } from '@baseplane/contracts';
 import { ProjectPools } from '../tenants/project-pools';
-import { BEGIN_STEP, authenticatorUrl, callerSetupStep, wireValues, type Caller } from '../rest/execute';
+import { BEGIN_STEP, REQUEST_STATEMENT_TIMEOUT_MS, authenticatorUrl, callerSetupStep, wireValues, type Caller } from '../rest/execute';
 import { OneSyncBatch, type BatchStep } from '../rest/one-sync';
 import { databaseError } from '../rest/db-errors';
 
@@ -66,7 +66,7 @@ const COMMIT: BatchStep = { name: 'bp_commit', text: 'commit', values: [] };
 /** A bucket's rules in PostgreSQL's text format: `public` as t/f, the allow-list as JSON. */
 const BUCKET_RULES = "select public, file_size_limit, array_to_json(allowed_mime_types) as allowed_mime_types from storage.buckets where name = $1";
 /** The platform's own rights for the rest of the transaction (`authenticator` is a member of `service_role`). */
-export const AS_SERVICE: StorageStatement = { name: 'bp_storage_as_service', text: "select set_config('role', 'service_role', true)", values: [] };
+export const AS_SERVICE: StorageStatement = { name: 'bp_storage_as_service', text: "select pg_catalog.set_config('role', 'service_role', true)", values: [] };
 
 function toStep(statement: StorageStatement): BatchStep {
   return { name: statement.name, text: statement.text, values: wireValues(statement.values), describe: true };
@@ -126,6 +126,8 @@ export class StorageDb {
       idleTimeoutMillis: 30_000,
       // Recycled now and then: named statements accumulate per connection.
       maxUses: 20_000,
+      // As the data API's: each request's setup sets it again ({@link callerSetupStep}).
+      statement_timeout: REQUEST_STATEMENT_TIMEOUT_MS,
       application_name: 'baseplane-storage',
     }));
   }
