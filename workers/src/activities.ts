@@ -202,11 +202,20 @@ export function createActivities(deps: ActivityDependencies) {
   }
 
   return classified({
-    /** Which events between two stream versions need applying, in stream order. */
+    /**
+     * Which events between two stream versions need applying, in stream order:
+     * not those with an outcome already, so a run started again after one that
+     * ended early (terminated in Temporal) neither applies the history again
+     * nor records a second outcome (a change that failed would be found
+     * "applied" under a later marker).
+     */
     async loadPendingEvents(input: { projectId: string; afterVersion: number; upToVersion: number }): Promise<PendingEvent[]> {
-      const events = await platform.readStream(input.projectId, input.afterVersion, input.upToVersion);
+      const [events, done] = await Promise.all([
+        platform.readStream(input.projectId, input.afterVersion, input.upToVersion),
+        platform.causesWithOutcome(input.projectId, input.afterVersion),
+      ]);
       return events
-        .filter((e) => APPLIED_BY_WORKFLOW.has(e.type))
+        .filter((e) => APPLIED_BY_WORKFLOW.has(e.type) && !done.has(e.version))
         .map((e) => ({ version: e.version, type: e.type, correlationId: e.metadata.correlationId }));
     },
 

@@ -26,6 +26,16 @@ export class PlatformStore {
     return rows.map((r) => ({ version: r.stream_version, type: r.type, data: r.data, metadata: r.metadata }));
   }
 
+  /** Stream versions after `afterVersion` that an outcome event names as its cause. */
+  async causesWithOutcome(projectId: string, afterVersion: number): Promise<Set<number>> {
+    const { rows } = await this.db.query<{ cause: number }>(
+      `select (data->>'causationVersion')::int as cause from events
+       where stream_id = $1 and stream_version > $2 and data ? 'causationVersion'`,
+      [projectStreamId(projectId), afterVersion],
+    );
+    return new Set(rows.map((r) => r.cause).filter((cause) => cause > afterVersion));
+  }
+
   /**
    * Appends an outcome event unless one of that type for that cause is already
    * there (a retried activity). The check and the append hold the store's

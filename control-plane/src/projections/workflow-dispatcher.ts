@@ -32,8 +32,9 @@ export class WorkflowDispatcher {
         args: [input],
         signal: APPLY_SIGNAL,
         signalArgs: [signal],
-        // A project's workflow ends only when the project is deleted; never start it again.
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        // A project's workflow completes only when the project is deleted: never start that one again. A run
+        // that ended otherwise (terminated, failed) is started again, and applies what has no outcome yet.
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       });
     } catch (error) {
       if (error instanceof WorkflowExecutionAlreadyStartedError) return;
