@@ -98,8 +98,12 @@ it('carries on when the subscription loses its transaction while it hands an eve
   try {
     answer = call('POST', `/api/projects/${project.id}/tables`, { headers: { ...bearer(operator.token), prefer: 'respond-async' }, body: { name: 'while_held', columns: [{ name: 'body', type: 'text' }] } });
     const platform = new URL(inject('databaseUrl')).pathname.slice(1);
+    // The subscription's transaction, idle after projecting the command's operation (its last statement), and no other.
     const held = async () =>
-      (await db.query<{ pid: number }>(`select pid from pg_stat_activity where datname = $1 and state = 'idle in transaction' and pid <> pg_backend_pid()`, [platform])).rows.map((r) => r.pid);
+      (await db.query<{ pid: number }>(
+        `select pid from pg_stat_activity where datname = $1 and state = 'idle in transaction' and query like '%pg_notify(''baseplane_operations''%'`,
+        [platform],
+      )).rows.map((r) => r.pid);
     await expect.poll(async () => (await held()).length, { timeout: 30_000, interval: 50 }).toBeGreaterThan(0);
     for (const backend of await held()) await db.query('select pg_terminate_backend($1)', [backend]);
     await new Promise((resolve) => setTimeout(resolve, 500));
