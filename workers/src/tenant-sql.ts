@@ -20,6 +20,18 @@ export function apiRolesSql(): string[] {
   ];
 }
 
+/** A login holding no right of the roles it is granted until it takes one (NOINHERIT), with `password`; made or brought back to that. */
+function noinheritLoginSql(role: string, password: string): string[] {
+  return [
+    `do $$ begin
+       if not exists (select from pg_roles where rolname = ${literal(role)}) then
+         create role ${ident(role)} login noinherit nosuperuser nocreatedb nocreaterole noreplication password ${literal(password)};
+       end if;
+     end $$`,
+    `alter role ${ident(role)} with login noinherit password ${literal(password)}`,
+  ];
+}
+
 /**
  * The project's data-API login (`tenantAuthenticatorRole`), on the cluster:
  * it may take the API roles (SET, not INHERIT) and connect to the project's
@@ -29,12 +41,7 @@ export function apiRolesSql(): string[] {
  */
 export function authenticatorRoleSql(role: string, databaseName: string, password: string): string[] {
   return [
-    `do $$ begin
-       if not exists (select from pg_roles where rolname = ${literal(role)}) then
-         create role ${ident(role)} login noinherit nosuperuser nocreatedb nocreaterole noreplication password ${literal(password)};
-       end if;
-     end $$`,
-    `alter role ${ident(role)} with login noinherit password ${literal(password)}`,
+    ...noinheritLoginSql(role, password),
     `grant anon, authenticated, service_role to ${ident(role)}`,
     `grant connect, temporary on database ${ident(databaseName)} to ${ident(role)}`,
   ];
@@ -66,12 +73,7 @@ export function createOwnerRoleSql(ownerRole: string, password: string): string 
  */
 export function applyRoleSql(applyRole: string, ownerRole: string, databaseName: string, password: string): string[] {
   return [
-    `do $$ begin
-       if not exists (select from pg_roles where rolname = ${literal(applyRole)}) then
-         create role ${ident(applyRole)} login noinherit nosuperuser nocreatedb nocreaterole noreplication password ${literal(password)};
-       end if;
-     end $$`,
-    `alter role ${ident(applyRole)} with login noinherit password ${literal(password)}`,
+    ...noinheritLoginSql(applyRole, password),
     `grant ${ident(ownerRole)} to ${ident(applyRole)}`,
     `grant connect on database ${ident(databaseName)} to ${ident(applyRole)}`,
   ];
