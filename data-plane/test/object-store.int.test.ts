@@ -12,6 +12,8 @@ import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApiError } from '@baseplane/contracts';
 import { createFsObjectStore, openS3ObjectStore, type ByteRange, type ObjectStore } from '@baseplane/contracts/object-store';
+import { resolveS3ServerBin, startS3Server } from '../../deploy/local/src/s3-server';
+import { createStackLog } from '../../deploy/local/src/stack-log';
 
 const MiB = 1024 * 1024;
 /** Most resident memory a 50 MiB transfer may add: well under the object, above the garbage-collection noise. */
@@ -398,4 +400,38 @@ describe('S3 object store opening', () => {
     const dead = await rejection(openS3ObjectStore({ ...s3, endpoint: 'http://127.0.0.1:1', forcePathStyle: true, bucket: 'baseplane-test' }));
     expect((dead as Error).message).toMatch(/cannot use bucket "baseplane-test": .*ECONNREFUSED/);
   });
+});
+
+describe('S3 object store when its server goes away', () => {
+  it('answers every call with ApiError 503 storage_unavailable, not a raw SDK error', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'baseplane-s3-down-'));
+    const log = createStackLog({ quiet: true, logDir: path.join(dataDir, 'logs') });
+    const server = await startS3Server({ bin: resolveS3ServerBin(process.env), dataDir, log });
+    let store: ObjectStore | undefined;
+    try {
+      store = await openS3ObjectStore({ ...server, forcePathStyle: true, bucket: 'gone-away' });
+      await store.put('p/b/kept.txt', Readable.from([Buffer.from('kept')]), { contentType: 'text/plain' });
+      await server.stop();
+      const calls: [string, () => Promise<unknown>][] = [
+        ['put', () => store!.put('p/b/new.txt', Readable.from([Buffer.from('new')]), { contentType: 'text/plain' })],
+        ['get', () => store!.get('p/b/kept.txt')],
+        ['get a range', () => store!.get('p/b/kept.txt', { start: 0, end: 0 })],
+        ['head', () => store!.head('p/b/kept.txt')],
+        ['list', () => store!.list({ prefix: 'p/' })],
+        ['deleteMany', () => store!.deleteMany(['p/b/kept.txt'])],
+        ['deletePrefix', () => store!.deletePrefix('p/')],
+      ];
+      for (const [name, call] of calls) {
+        const error = await rejection(call());
+        expect(error, `${name}: ${String(error)}`).toBeInstanceOf(ApiError);
+        expect((error as ApiError).toBody(), name).toMatchObject({ code: 'storage_unavailable', message: expect.any(String) });
+        expect((error as ApiError).status, name).toBe(503);
+      }
+    } finally {
+      await store?.close();
+      await server.stop();
+      await log.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -82,7 +82,7 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
       };
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
-      throw error;
+      throw unavailable(error);
     }
   };
 
@@ -114,7 +114,7 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
         meter.destroy();
         // Filesystem-backed servers (versitygw's posix backend) cannot hold both `a` and `a/b`.
         if (statusOf(error) === 409) throw nameTakenByFolderOrObject(key, describe(error));
-        throw error;
+        throw unavailable(error);
       } finally {
         putOptions.signal?.removeEventListener('abort', onAbort);
       }
@@ -144,7 +144,7 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
         const status = statusOf(error);
         if (status === 404) throw objectNotFound();
         if (status === 416) throw rangeNotSatisfiable((await headInfo(key))?.size ?? 0);
-        throw error;
+        throw unavailable(error);
       }
     },
 
@@ -163,7 +163,7 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
           ...(listOptions.folders ? { Delimiter: '/' } : {}),
           ...(listOptions.cursor ? { ContinuationToken: listOptions.cursor } : {}),
         }),
-      );
+      ).catch(rethrowUnavailable);
       return {
         objects: (answer.Contents ?? []).map((object) => ({
           key: object.Key!,
@@ -189,7 +189,7 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
       let deleted = 0;
       // Always the first page again: what was deleted no longer lists, and no token goes stale.
       for (;;) {
-        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, MaxKeys: DELETE_BATCH }));
+        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, MaxKeys: DELETE_BATCH })).catch(rethrowUnavailable);
         const keys = (page.Contents ?? []).map((object) => object.Key!);
         if (keys.length === 0) return deleted;
         await deleteBatch(client, Bucket, keys);
@@ -223,7 +223,7 @@ async function ensureBucket(client: S3Client, Bucket: string): Promise<void> {
 async function deleteBatch(client: S3Client, Bucket: string, keys: string[]): Promise<void> {
   const answer = await client.send(
     new DeleteObjectsCommand({ Bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }),
-  );
+  ).catch(rethrowUnavailable);
   const failed = answer.Errors ?? [];
   if (failed.length > 0) {
     const first = failed[0]!;
@@ -234,6 +234,23 @@ async function deleteBatch(client: S3Client, Bucket: string, keys: string[]): Pr
 /** The HTTP status of an SDK error, if it carries one. */
 function statusOf(error: unknown): number | undefined {
   return (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+}
+
+/**
+ * A call the service did not answer (refused, reset, timed out) or answered with a 5xx, as
+ * ApiError 503 `storage_unavailable`, which the caller may try again, rather than a bare 500.
+ * Only errors of an SDK call carry `$metadata`: a failing upload source (a cut multipart
+ * body, an abort, 413) is not the service's and stays as it is.
+ */
+function unavailable(error: unknown): unknown {
+  if (error instanceof ApiError || typeof error !== 'object' || error === null || !('$metadata' in error)) return error;
+  const status = statusOf(error);
+  if (status !== undefined && status < 500) return error;
+  return new ApiError(503, 'storage_unavailable', 'the object store is not reachable', null, 'try again shortly');
+}
+
+function rethrowUnavailable(error: unknown): never {
+  throw unavailable(error);
 }
 
 /** One line about an SDK or network error: status, S3 error code, message. */
