@@ -50,6 +50,29 @@ export const notFound = (what: string) => new ApiError(404, 'not_found', `${what
 export const invalidRequest = (message: string, details: unknown = null) =>
   new ApiError(400, 'invalid_request', message, details);
 
+/** The part of the response under a Fastify reply {@link answerFrameworkError} uses (a node `ServerResponse`). */
+interface RawResponse {
+  writeHead(status: number, headers: Record<string, string | number>): unknown;
+  end(body: string): unknown;
+}
+
+/**
+ * Fastify's `frameworkErrors` for every plane: what its router refuses before
+ * any route or error handler runs (a path segment that is not percent-encoded
+ * UTF-8, a parameter over `maxParamLength`) in the error shape, not Fastify's
+ * `{error,code,message,statusCode}`, and without echoing the path. Written to
+ * the raw response, as Fastify's own answer is.
+ */
+export function answerFrameworkError(error: Error & { code?: string }, _request: unknown, reply: { raw: RawResponse }): void {
+  const answer =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ApiError(414, 'invalid_request', 'a segment of the path is too long')
+      : new ApiError(400, 'invalid_request', 'the path is not valid', null, 'percent-encode each path segment as UTF-8');
+  const body = JSON.stringify(answer.toBody());
+  reply.raw.writeHead(answer.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  reply.raw.end(body);
+}
+
 /** The few socket-level facts {@link answerClientError} needs (a node `net.Socket` has them). */
 interface ClientSocket {
   destroyed: boolean;

@@ -9,7 +9,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import pino from 'pino';
-import { ConfigError, answerClientError, loadServiceConfig, type ProjectEvent, type RecordedEvent } from '@baseplane/contracts';
+import { ConfigError, answerClientError, answerFrameworkError, loadServiceConfig, type ProjectEvent, type RecordedEvent } from '@baseplane/contracts';
 import { AppModule } from './app.module';
 import { ApiErrorFilter } from './http/api-error.filter';
 import { migratePlatformDatabase } from './migrate';
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
 
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.register({ config, db, temporal, waiter }),
-    new FastifyAdapter({ bodyLimit: 1024 * 1024, clientErrorHandler: answerClientError }),
+    new FastifyAdapter({ bodyLimit: 1024 * 1024, clientErrorHandler: answerClientError, frameworkErrors: answerFrameworkError }),
     { logger: ['error', 'warn'] },
   );
   app.useGlobalFilters(new ApiErrorFilter(log));

@@ -4,7 +4,7 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { ApiError, answerClientError } from '@baseplane/contracts';
+import { ApiError, answerClientError, answerFrameworkError } from '@baseplane/contracts';
 import type { ProjectDirectory } from './directory/project-directory';
 import { bindRestRoot } from './http/rest-root';
 import { bindAuthJwks } from './http/auth-jwks';
@@ -46,7 +46,7 @@ const BODY_LIMIT = 10 * 1024 * 1024;
 export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
   // Request lines are logged at info by Fastify; the hot path keeps only warnings.
   // The gateway in front appends the client's address to X-Forwarded-For; it is the proxy we trust.
-  const app = Fastify({ loggerInstance: deps.log.child({}, { level: 'warn' }) as FastifyBaseLogger, bodyLimit: BODY_LIMIT, trustProxy: 'loopback', clientErrorHandler: answerClientError });
+  const app = Fastify({ loggerInstance: deps.log.child({}, { level: 'warn' }) as FastifyBaseLogger, bodyLimit: BODY_LIMIT, trustProxy: 'loopback', clientErrorHandler: answerClientError, frameworkErrors: answerFrameworkError });
 
   app.get('/healthz', async (_request, reply) => {
     if (!deps.directory.ready) return reply.status(503).send({ status: 'unavailable', pid: process.pid });

@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import http from 'node:http';
 import Fastify from 'fastify';
 import httpProxy from '@fastify/http-proxy';
-import { answerClientError } from '@baseplane/contracts';
+import { answerClientError, answerFrameworkError } from '@baseplane/contracts';
 import { createDataPlaneProxy } from './data-plane-proxy';
 import type { HealthReport } from './health';
 
@@ -52,6 +52,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const app = Fastify({
     logger: false,
     clientErrorHandler: answerClientError,
+    frameworkErrors: answerFrameworkError,
     serverFactory: (handler) =>
       http.createServer((request, response) => (dataPlane.serves(request.url ?? '') ? dataPlane.forward(request, response) : handler(request, response))),
   });
@@ -60,6 +61,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   app.get('/healthz', async (_request, reply) => {
     const report = await options.checkHealth();
     return reply.code(report.status === 'ok' ? 200 : 503).send(report);
+  });
+
+  // Set before the proxy is registered: its encapsulated routes take the handler their parent has then (the proxy
+  // refuses a path with `..` by throwing, which Fastify's default handler would answer in its own shape).
+  app.setErrorHandler((error: { statusCode?: number; message?: string }, _request, reply) => {
+    const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
+    const body = status < 500
+      ? errorBody('invalid_request', error.message ?? 'invalid request')
+      : errorBody('internal_error', 'the gateway failed to handle the request');
+    void reply.code(status).send(body);
   });
 
   const upstreams = [{ prefix: CONTROL_PLANE_PREFIX, url: options.controlPlaneUrl, part: 'the control plane' }];
@@ -80,13 +91,6 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   app.setNotFoundHandler((request, reply) => {
     void reply.code(404).send(errorBody('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`));
-  });
-  app.setErrorHandler((error: { statusCode?: number; message?: string }, _request, reply) => {
-    const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
-    const body = status < 500
-      ? errorBody('invalid_request', error.message ?? 'invalid request')
-      : errorBody('internal_error', 'the gateway failed to handle the request');
-    void reply.code(status).send(body);
   });
 
   await app.listen({ host: options.host, port: options.port });
