@@ -25,6 +25,27 @@ function messageOf(error: ValueError): string {
   return error.type === ValueErrorType.StringPattern && typeof said === 'string' ? said : error.message;
 }
 
+/**
+ * Where a string (or a key) holds U+0000, which PostgreSQL's text and jsonb
+ * cannot store: refused here, not by the database as a 500. Walked without
+ * recursion, as an `Unknown` field may nest as deep as the body parser allows.
+ */
+function nulPath(value: unknown): string | undefined {
+  const pending: Array<[unknown, string]> = [[value, '']];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [item, path] = next;
+    if (typeof item === 'string') {
+      if (item.includes('\u0000')) return path || '/';
+    } else if (item !== null && typeof item === 'object') {
+      for (const [key, child] of Object.entries(item)) {
+        if (key.includes('\u0000')) return `${path}/${key}`;
+        pending.push([child, `${path}/${key}`]);
+      }
+    }
+  }
+  return undefined;
+}
+
 export function validate<T extends TSchema>(schema: T, value: unknown, what = 'body'): Static<T> {
   let check = compiled.get(schema);
   if (!check) {
@@ -32,7 +53,12 @@ export function validate<T extends TSchema>(schema: T, value: unknown, what = 'b
     compiled.set(schema, check);
   }
   const input = value ?? (what === 'body' ? undefined : {});
-  if (check.Check(input)) return input as Static<T>;
+  if (check.Check(input)) {
+    const nul = nulPath(input);
+    if (nul === undefined) return input as Static<T>;
+    const message = 'must not contain the NUL character (\\u0000)';
+    throw new ApiError(400, 'invalid_request', `invalid ${what}: ${nul} ${message}`, [{ path: nul, message }]);
+  }
   const errors = [...check.Errors(input)].slice(0, 10).map((e) => ({ path: e.path || '/', message: messageOf(e) }));
   const first = errors[0];
   throw new ApiError(400, 'invalid_request', `invalid ${what}${first ? `: ${first.path} ${first.message}` : ''}`, errors);

@@ -130,6 +130,8 @@ export class TablesController {
   }
 
   private async table(projectId: string, name: string): Promise<TableInfo> {
+    // No PostgreSQL name holds NUL, and the catalog query would fail on one (22021) instead of finding nothing.
+    if (name.includes('\u0000')) throw notFound(`table "${name.replaceAll('\u0000', '\\u0000')}"`);
     const [table] = await this.tenants.transaction(projectId, (client) => readCatalog(client, name));
     if (!table) throw notFound(`table "${name}"`);
     return table;
