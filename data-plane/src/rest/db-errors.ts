@@ -30,6 +30,7 @@ function statusOf(code: string, message: string, role: ApiRole): number {
   if (prefix === '53') return 503; // insufficient resources
   if (code === '57014') return 504; // statement timeout (PostgREST: 500)
   if (code === '57P01') return 503; // administrator shutdown
+  if (code === '54001') return 400; // statement too complex: a JSON value nested deeper than PostgreSQL parses (PostgREST: 500)
   if (prefix === '54' || prefix === '55' || prefix === '57' || prefix === '58' || prefix === 'F0' || prefix === 'HV' || prefix === 'XX') return 500;
   if (code === 'P0001') return 400; // raise exception in user code
   if (prefix === 'P0') return 500; // other PL/pgSQL errors
