@@ -186,11 +186,15 @@ export function parseRequest(raw: RawRequest): ApiRequest {
     }
   }
   const rpcGet = action === 'rpc' && raw.method.toUpperCase() !== 'POST';
-  let selectSeen = false;
+  // Filters may repeat (they AND); a parameter that takes one value may not, rather than the last one silently winning.
+  const single = new Set<string>();
   for (const [key, value] of queryPairs(raw.query)) {
+    const tail = key.slice(key.lastIndexOf('.') + 1);
+    if (key === 'select' || key === 'columns' || key === 'on_conflict' || tail === 'limit' || tail === 'offset' || tail === 'order') {
+      if (single.has(key)) throw invalidFilter(`${key} given twice`);
+      single.add(key);
+    }
     if (key === 'select') {
-      if (selectSeen) throw invalidFilter('select given twice');
-      selectSeen = true;
       request.select = parseSelect(value);
       continue;
     }
