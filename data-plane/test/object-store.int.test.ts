@@ -5,6 +5,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -432,6 +433,69 @@ describe('S3 object store when its server goes away', () => {
       await server.stop();
       await log.close();
       await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+/**
+ * A TCP relay to the stack's S3 server that can stop answering: accepted connections
+ * then get nothing back, as from a server that hangs (a stuck disk, a paused VM).
+ */
+async function relayTo(endpoint: string): Promise<{ endpoint: string; hang(): void; close(): Promise<void> }> {
+  const target = new URL(endpoint);
+  const sockets = new Set<net.Socket>();
+  let hanging = false;
+  const server = net.createServer((client) => {
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.on('error', () => undefined);
+    if (hanging) return;
+    const upstream = net.connect(Number(target.port), target.hostname);
+    sockets.add(upstream);
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    hang() {
+      hanging = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('S3 object store when its server hangs', () => {
+  it('gives up on a call the server does not answer with ApiError 503 storage_unavailable instead of waiting for ever', async () => {
+    const relay = await relayTo(inject('s3').endpoint);
+    const store = await openS3ObjectStore({ ...inject('s3'), endpoint: relay.endpoint, forcePathStyle: true, bucket: `hang-${randomUUID().slice(0, 8)}`, answerTimeoutMs: 1_000 });
+    try {
+      await store.put('p/b/kept.txt', Readable.from([Buffer.from('kept')]), { contentType: 'text/plain' });
+      relay.hang();
+      const calls: [string, () => Promise<unknown>][] = [
+        ['get', () => store.get('p/b/kept.txt')],
+        ['head', () => store.head('p/b/kept.txt')],
+        ['list', () => store.list({ prefix: 'p/' })],
+        ['deleteMany', () => store.deleteMany(['p/b/kept.txt'])],
+        ['deletePrefix', () => store.deletePrefix('p/')],
+      ];
+      const started = Date.now();
+      const errors = await Promise.all(calls.map(([, call]) => rejection(call())));
+      expect(Date.now() - started).toBeLessThan(20_000);
+      errors.forEach((error, i) => {
+        expect(error, `${calls[i]![0]}: ${String(error)}`).toBeInstanceOf(ApiError);
+        expect((error as ApiError).toBody(), calls[i]![0]).toMatchObject({ code: 'storage_unavailable' });
+      });
+    } finally {
+      await store.close();
+      await relay.close();
     }
   }, 120_000);
 });
