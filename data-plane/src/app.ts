@@ -88,6 +88,10 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
     // Fastify refuses a body over bodyLimit (FST_ERR_CTP_BODY_TOO_LARGE) before any handler sees it; the multipart
     // plugin refuses an upload with more parts, fields or files than it takes (FST_PARTS_LIMIT, …) with 413 too.
     if (status === 413) {
+      // Fastify closes the connection after this answer with the rest of the body unread: the peer's socket is then
+      // reset and the answer may be lost with it (the gateway read it as an unreachable data plane). Kept open, the
+      // connection reads the rest of the body and drops it, as node does for any answer given before the body.
+      void reply.removeHeader('connection');
       const code = (error as { code?: string }).code;
       const answer = code === 'FST_ERR_CTP_BODY_TOO_LARGE' || code === undefined
         ? new ApiError(413, 'payload_too_large', `request body exceeds ${BODY_LIMIT} bytes`, { maxBytes: BODY_LIMIT })

@@ -60,6 +60,8 @@ interface Route {
   hugeOk?: string[];
   /** Odd-but-maybe-valid variants are skipped (they would create heavy resources, e.g. projects). */
   noLenient?: boolean;
+  /** Extra requests for this route: query or header oddities of its own (filters, Prefer, Range, multipart). */
+  extra?: (path: string) => Array<{ label: string; strict: boolean; sent: Partial<Sent> }>;
   /** Whole bodies this route rightly takes (a JSON array on a bulk insert). */
   validBodies?: string[];
   /** Path parameters not mutated (a DELETE with a valid id must not run with an odd query). */
@@ -133,6 +135,19 @@ function variantsOf(route: Route, fixtures: Record<string, string>): Variant[] {
     lenient(`query ${name}[]`, { path: pathOf() + queryText(rest, `${name}[]=${encodeURIComponent(value)}`) });
     strict(`query ${name} huge`, { path: pathOf() + queryText(rest, `${name}=${'9'.repeat(4000)}`) });
   }
+  // Credentials that are not: each refused 401 where the route reads them, ignored (never a 5xx) where it does not.
+  const reads = (name: string) => Object.keys(headers).includes(name);
+  for (const [label, value] of [['garbage', 'garbage'], ['a forged JWT', 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.'], ['8 KB', 'k'.repeat(8000)], ['non-ASCII', '\u00e9t\u00e9']] as const) {
+    const bytes = Buffer.from(value, 'latin1').toString('latin1');
+    if (reads('apikey')) strict(`apikey ${label}`, { headers: { ...headers, apikey: bytes } });
+    if (reads('authorization')) strict(`Bearer ${label}`, { headers: { ...headers, authorization: `Bearer ${bytes}` } });
+  }
+  if (reads('authorization')) strict('Basic authorization', { headers: { ...headers, authorization: 'Basic dXNlcjpwYXNz' } });
+  strict('a method no route serves', { method: 'PROPFIND' });
+  lenient('HEAD', { method: 'HEAD' });
+  lenient('CORS preflight', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': route.method, 'access-control-request-headers': 'x-nonsense' } });
+  lenient('odd Accept, Prefer and Range headers', { headers: { ...headers, accept: 'application/x-nonsense;q=2', prefer: 'return=nonsense, count=bogus, resolution=', range: 'bytes=9-1,x' } });
+  for (const extra of route.extra?.(path) ?? []) (extra.strict ? strict : lenient)(extra.label, extra.sent);
   lenient('query with odd bytes', { path: `${path}${path.includes('?') ? '&' : '?'}%ED%A0%80=%ff&a=%00&a=%E2%80%AE` });
 
   if (route.noBody) {
@@ -168,6 +183,46 @@ function variantsOf(route: Route, fixtures: Record<string, string>): Variant[] {
     for (const number of ODD_NUMBERS) lenient(`${field} = ${number}`, { body: withRaw(valid, field, number) });
   }
   return variants;
+}
+
+/** Filters, modifiers and headers of the data API that name nothing valid (PostgREST's grammar, API.md → Data API). */
+function restReadOddities(path: string): Array<{ label: string; strict: boolean; sent: Partial<Sent> }> {
+  const base = path.split('?')[0]!;
+  const strictQueries = [
+    'id=eq', 'id=nope.1', 'id=in.(1,2', 'id=eq.not-a-number', 'n=eq.18446744073709551616', 'n=eq.1e309', 'id=eq.%00', 'nope=eq.1',
+    'select=id,nope', 'select=id,parents(', 'select=' + 'a('.repeat(500) + 'id' + ')'.repeat(500), 'order=id.sideways', 'order=nope',
+    'limit=-1', 'limit=1e309', 'limit=18446744073709551616', 'offset=-0.5', 'or=(id.eq.1', 'and=' + '('.repeat(2000), 'meta->>a=eq.1&meta->=eq.1',
+  ];
+  return [
+    ...strictQueries.map((query) => ({ label: `query ${query.slice(0, 40)}`, strict: true, sent: { path: `${base}?${query}` } })),
+    { label: 'Range not items', strict: false, sent: { path: base, headers: { apikey: project.anonKey, range: 'items=x-y' } } },
+    { label: 'Prefer count=exact with a bad filter', strict: true, sent: { path: `${base}?id=gt.nope`, headers: { apikey: project.anonKey, prefer: 'count=exact' } } },
+    { label: 'Accept-Profile elsewhere', strict: true, sent: { path: base, headers: { apikey: project.anonKey, 'accept-profile': 'pg_catalog' } } },
+  ];
+}
+
+/** Multipart bodies an upload cannot take; none may leave an object behind (checked after the strict phase). */
+function uploadOddities(path: string): Array<{ label: string; strict: boolean; sent: Partial<Sent> }> {
+  const base = path.split('?')[0]!;
+  const form = (boundary: string, parts: string) => ({ 'content-type': `multipart/form-data; boundary=${boundary}`, apikey: project.serviceKey, body: parts });
+  const part = (name: string, content: string, filename = 'a.txt') =>
+    `--b\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\nContent-Type: text/plain\r\n\r\n${content}\r\n`;
+  const upload = (label: string, query: string, sent: { body: string } & Record<string, string>) => {
+    const { body, ...headers } = sent;
+    return { label, strict: true, sent: { path: `${base}?${query}`, headers, body } };
+  };
+  return [
+    upload('multipart without a boundary', 'path=u1.txt', { ...form('b', part('file', 'x') + '--b--\r\n'), 'content-type': 'multipart/form-data' }),
+    upload('multipart with another boundary', 'path=u2.txt', form('zzz', part('file', 'x') + '--b--\r\n')),
+    upload('multipart cut short', 'path=u3.txt', form('b', part('file', 'x'.repeat(1000)).slice(0, 200))),
+    upload('multipart with the file in another field', 'path=u4.txt', form('b', part('upload', 'x') + '--b--\r\n')),
+    upload('multipart with no parts', 'path=u5.txt', form('b', '--b--\r\n')),
+    upload('object path with ..', 'path=..%2F..%2Fu6.txt', form('b', part('file', 'x') + '--b--\r\n')),
+    upload('object path empty', 'path=', form('b', part('file', 'x') + '--b--\r\n')),
+    upload('object path with NUL', 'path=u7%00.txt', form('b', part('file', 'x') + '--b--\r\n')),
+    upload('object path of 2 KB', `path=${'p'.repeat(2048)}`, form('b', part('file', 'x') + '--b--\r\n')),
+    upload('upsert neither true nor false', 'path=u8.txt&upsert=yes', form('b', part('file', 'x') + '--b--\r\n')),
+  ];
 }
 
 // ---- fixtures ----------------------------------------------------------------------------------------------------
@@ -237,7 +292,8 @@ const ROUTES: Route[] = [
   { method: 'POST', path: '/api/auth/refresh', auth: none, body: () => ({ refreshToken: 'not-a-token' }) },
   { method: 'GET', path: '/api/auth/me', auth: op },
   { method: 'GET', path: '/api/teams', auth: op },
-  { method: 'POST', path: '/api/teams', auth: op, body: () => ({ name: 'team' }) },
+  // A body over the control plane's 1 MB limit: 413 payload_too_large.
+  { method: 'POST', path: '/api/teams', auth: op, body: () => ({ name: 'team' }), extra: () => [{ label: 'body of 2 MB', strict: true, sent: { body: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }) } }] },
   { method: 'POST', path: '/api/teams/{team}/members', auth: op, body: () => ({ email: 'nobody@example.com', role: 'member' }) },
   // Projects.
   { method: 'POST', path: '/api/projects', auth: op, body: () => ({ name: 'p', teamId: operator.teamId }), noLenient: true },
@@ -285,7 +341,8 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/rest/v1/', auth: anon },
   { method: 'GET', path: '/rest/v1/auth/.well-known/jwks.json', auth: anon },
   { method: 'POST', path: '/rest/v1/auth/signup', auth: anon, body: () => ({ email: 'not-an-email', password: 'correct horse battery' }) },
-  { method: 'POST', path: '/rest/v1/auth/signin', auth: anon, body: () => ({ email: 'nobody@example.com', password: 'wrong horse battery' }) },
+  // A body over the data plane's 10 MB limit: 413 payload_too_large.
+  { method: 'POST', path: '/rest/v1/auth/signin', auth: anon, body: () => ({ email: 'nobody@example.com', password: 'wrong horse battery' }), extra: () => [{ label: 'body of 11 MB', strict: true, sent: { body: JSON.stringify({ email: 'x'.repeat(11 * 1024 * 1024) }) } }] },
   { method: 'POST', path: '/rest/v1/auth/refresh', auth: anon, body: () => ({ refreshToken: 'not-a-token' }) },
   { method: 'GET', path: '/rest/v1/auth/me', auth: asUser },
   // The body is optional: `null` reads as none, and the session ends (the leaver's, not the user's the others use).
@@ -303,7 +360,7 @@ const ROUTES: Route[] = [
   { method: 'POST', path: '/rest/v1/auth/reauth/verify', auth: asUser, body: () => ({ otp: 'abc' }) },
   { method: 'POST', path: '/rest/v1/auth/invite', auth: service, body: () => ({ email: 'not-an-email' }) },
   // The data API, under both prefixes.
-  { method: 'GET', path: '/rest/v1/{table}', auth: anon, query: { select: 'id,title', limit: '5', offset: '0', order: 'id' }, scalarQuery: ['limit', 'offset'] },
+  { method: 'GET', path: '/rest/v1/{table}', auth: anon, query: { select: 'id,title', limit: '5', offset: '0', order: 'id' }, scalarQuery: ['limit', 'offset'], extra: restReadOddities },
   // `[]` and `[{}]` are bulk inserts, as in PostgREST (none, one row of defaults).
   { method: 'POST', path: '/rest/v1/{table}', auth: service, body: () => ({ title: 'row', nope: 1 }), hugeOk: ['title'], validBodies: ['[]', '[{}]'] },
   { method: 'PATCH', path: '/rest/v1/{table}', auth: service, query: { id: 'eq.-1' }, body: () => ({ nope: 'x' }) },
@@ -314,7 +371,7 @@ const ROUTES: Route[] = [
   { method: 'POST', path: '/rest/v1/rpc/echo', auth: anon, body: () => ({ y: 1 }) },
   { method: 'GET', path: '/rest/v1/rpc/echo', auth: anon, query: { x: '1' } },
   // Storage objects (data plane, under /api) and public/signed URLs.
-  { method: 'POST', path: `${P}/storage/buckets/{bucket}/objects`, auth: service, query: { path: 'a.txt' }, scalarQuery: ['path', 'upsert'], body: () => ({ file: 'x' }) },
+  { method: 'POST', path: `${P}/storage/buckets/{bucket}/objects`, auth: service, query: { path: 'a.txt' }, scalarQuery: ['path', 'upsert'], body: () => ({ file: 'x' }), extra: uploadOddities },
   { method: 'GET', path: `${P}/storage/buckets/{bucket}/objects`, auth: service, query: { prefix: '', limit: '10', offset: '0' }, scalarQuery: ['prefix', 'limit', 'offset'] },
   { method: 'GET', path: `${P}/storage/buckets/{bucket}/objects/download`, auth: service, query: { path: 'a.txt' }, scalarQuery: ['path'] },
   { method: 'GET', path: `${P}/storage/buckets/{bucket}/objects/url`, auth: service, query: { path: 'a.txt', expiresIn: '60' }, scalarQuery: ['path', 'expiresIn'] },
@@ -334,7 +391,8 @@ function faultsOf(variant: Variant, received: Received): string[] {
   const { status, text } = received;
   if (status >= 500) faults.push(`status ${status}`);
   else if (variant.strict && status < 400) faults.push(`status ${status} for invalid input`);
-  if (status >= 400) {
+  // A HEAD answer has no body to check.
+  if (status >= 400 && variant.sent.method !== 'HEAD') {
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -386,6 +444,13 @@ describe('invalid input is refused in the error shape, on every route', () => {
 
   it('leaves no event behind in the project stream', async () => {
     expect(await streamVersion(project.id)).toBe(before);
+  });
+
+  it('leaves no end user and no object behind', async () => {
+    const users = await call('GET', `/api/projects/${project.id}/auth/users`, { headers: op() });
+    expect(users.body.total, users.text).toBe(2);
+    const objects = await call('GET', `/api/projects/${project.id}/storage/buckets/files/objects`, { headers: service() });
+    expect(objects.body, objects.text).toEqual({ objects: [], prefixes: [] });
   });
 });
 

@@ -51,6 +51,9 @@ export class ApiErrorFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const { status, body } = toErrorResponse(error, this.log);
     if (status >= 500) this.log.warn({ url: request.url, status }, 'request failed');
+    // A body over the limit: Fastify would close the connection with the rest unread, and the reset may lose this
+    // answer on the way (the gateway read it as an unreachable control plane); kept open, the rest is read and dropped.
+    if (status === 413) void reply.removeHeader('connection');
     void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
   }
 }
