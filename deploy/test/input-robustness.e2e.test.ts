@@ -18,6 +18,8 @@ interface Sent {
   path: string;
   headers: Record<string, string>;
   body?: string;
+  /** Sent in chunks without a Content-Length, as a streaming client does. */
+  chunked?: boolean;
 }
 
 interface Received {
@@ -27,11 +29,11 @@ interface Received {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 
-function send({ method, path, headers, body }: Sent): Promise<Received> {
+function send({ method, path, headers, body, chunked }: Sent): Promise<Received> {
   const base = new URL(inject('baseUrl'));
   return new Promise((resolve, reject) => {
     const request = http.request(
-      { host: base.hostname, port: base.port, method, path, agent, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      { host: base.hostname, port: base.port, method, path, agent, headers: body === undefined || chunked ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -40,7 +42,8 @@ function send({ method, path, headers, body }: Sent): Promise<Received> {
       },
     );
     request.on('error', reject);
-    request.end(body);
+    if (chunked && body !== undefined) for (let at = 0; at < body.length; at += 64 * 1024) request.write(body.slice(at, at + 64 * 1024));
+    request.end(chunked ? undefined : body);
   });
 }
 
@@ -147,6 +150,9 @@ function variantsOf(route: Route, fixtures: Record<string, string>): Variant[] {
   lenient('HEAD', { method: 'HEAD' });
   lenient('CORS preflight', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': route.method, 'access-control-request-headers': 'x-nonsense' } });
   lenient('odd Accept, Prefer and Range headers', { headers: { ...headers, accept: 'application/x-nonsense;q=2', prefer: 'return=nonsense, count=bogus, resolution=', range: 'bytes=9-1,x' } });
+  // Request line and headers over node's 16 KB: 431 headers_too_large, from whichever server reads it first.
+  strict('query of 20 KB', { path: `${pathOf()}?q=${'q'.repeat(20 * 1024)}` });
+  if (route.body) lenient('JSON in another charset', { headers: { ...headers, 'content-type': 'application/json; charset=utf-16' }, body: JSON.stringify(route.body()) });
   for (const extra of route.extra?.(path) ?? []) (extra.strict ? strict : lenient)(extra.label, extra.sent);
   lenient('query with odd bytes', { path: `${path}${path.includes('?') ? '&' : '?'}%ED%A0%80=%ff&a=%00&a=%E2%80%AE` });
 
@@ -180,7 +186,12 @@ function variantsOf(route: Route, fixtures: Record<string, string>): Variant[] {
       lenient(`${field} with an RTL override`, { body: withRaw(valid, field, `"\\u202e${value}\\u200f"`) });
       lenient(`${field} with NUL`, { body: withRaw(valid, field, `"${value}\\u0000"`) });
     }
-    for (const number of ODD_NUMBERS) lenient(`${field} = ${number}`, { body: withRaw(valid, field, number) });
+    for (const number of ODD_NUMBERS) {
+      // Infinity (what JavaScript reads 1e309 as) is never a valid number; the others may be, depending on the field.
+      const oddNumber = { body: withRaw(valid, field, number) };
+      if (typeof value === 'number' && number === '1e309') strict(`${field} = ${number}`, oddNumber);
+      else lenient(`${field} = ${number}`, oddNumber);
+    }
   }
   return variants;
 }
@@ -195,9 +206,21 @@ function restReadOddities(path: string): Array<{ label: string; strict: boolean;
   ];
   return [
     ...strictQueries.map((query) => ({ label: `query ${query.slice(0, 40)}`, strict: true, sent: { path: `${base}?${query}` } })),
+    { label: '1000 filters', strict: false, sent: { path: `${base}?${Array.from({ length: 1000 }, () => 'id=gt.0').join('&')}` } },
     { label: 'Range not items', strict: false, sent: { path: base, headers: { apikey: project.anonKey, range: 'items=x-y' } } },
     { label: 'Prefer count=exact with a bad filter', strict: true, sent: { path: `${base}?id=gt.nope`, headers: { apikey: project.anonKey, prefer: 'count=exact' } } },
     { label: 'Accept-Profile elsewhere', strict: true, sent: { path: base, headers: { apikey: project.anonKey, 'accept-profile': 'pg_catalog' } } },
+  ];
+}
+
+/** Filters of the management rows endpoint (`<col>=<op>.<value>`) that name nothing valid. */
+function rowsOddities(path: string): Array<{ label: string; strict: boolean; sent: Partial<Sent> }> {
+  const base = path.split('?')[0]!;
+  const queries = ['title=eq', 'title=nope.1', 'nope=eq.1', 'id=in.(1,2', 'id=eq.x', 'n=eq.18446744073709551616', 'n=gt.1e309', 'order=nope.desc', 'order=id.sideways', 'limit=-1', 'offset=1e309'];
+  return [
+    ...queries.map((query) => ({ label: `query ${query}`, strict: true, sent: { path: `${base}?${query}` } })),
+    // A limit over the page's maximum is clamped to it (1000), as PostgREST's max-rows does.
+    { label: 'limit over the maximum', strict: false, sent: { path: `${base}?limit=99999999999` } },
   ];
 }
 
@@ -293,7 +316,10 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/api/auth/me', auth: op },
   { method: 'GET', path: '/api/teams', auth: op },
   // A body over the control plane's 1 MB limit: 413 payload_too_large.
-  { method: 'POST', path: '/api/teams', auth: op, body: () => ({ name: 'team' }), extra: () => [{ label: 'body of 2 MB', strict: true, sent: { body: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }) } }] },
+  { method: 'POST', path: '/api/teams', auth: op, body: () => ({ name: 'team' }), extra: () => [
+    { label: 'body of 2 MB', strict: true, sent: { body: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }) } },
+    { label: 'body of 2 MB, chunked', strict: true, sent: { body: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }), chunked: true } },
+  ] },
   { method: 'POST', path: '/api/teams/{team}/members', auth: op, body: () => ({ email: 'nobody@example.com', role: 'member' }) },
   // Projects.
   { method: 'POST', path: '/api/projects', auth: op, body: () => ({ name: 'p', teamId: operator.teamId }), noLenient: true },
@@ -324,7 +350,7 @@ const ROUTES: Route[] = [
   { method: 'GET', path: `${P}/tables/{table}/foreign-keys`, auth: op },
   { method: 'POST', path: `${P}/tables/{table}/foreign-keys`, auth: op, body: () => ({ columns: ['nope'], references: { table: 'parents', columns: ['id'] } }) },
   { method: 'DELETE', path: `${P}/tables/{table}/foreign-keys/{fk}`, auth: op, fixedParams: ['project', 'table'] },
-  { method: 'GET', path: `${P}/tables/{table}/rows`, auth: op, query: { limit: '10', offset: '0', order: 'id' }, scalarQuery: ['limit', 'offset', 'order'] },
+  { method: 'GET', path: `${P}/tables/{table}/rows`, auth: op, query: { limit: '10', offset: '0', order: 'id' }, scalarQuery: ['limit', 'offset', 'order'], extra: rowsOddities },
   { method: 'POST', path: `${P}/tables/{table}/rows`, auth: op, body: () => ({ data: { nope: 1 } }) },
   { method: 'PUT', path: `${P}/tables/{table}/rows`, auth: op, body: () => ({ pkWhere: { id: -1 }, data: { nope: 1 } }) },
   { method: 'DELETE', path: `${P}/tables/{table}/rows`, auth: op, body: () => ({ pkWhere: { nope: 1 } }) },
@@ -342,7 +368,10 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/rest/v1/auth/.well-known/jwks.json', auth: anon },
   { method: 'POST', path: '/rest/v1/auth/signup', auth: anon, body: () => ({ email: 'not-an-email', password: 'correct horse battery' }) },
   // A body over the data plane's 10 MB limit: 413 payload_too_large.
-  { method: 'POST', path: '/rest/v1/auth/signin', auth: anon, body: () => ({ email: 'nobody@example.com', password: 'wrong horse battery' }), extra: () => [{ label: 'body of 11 MB', strict: true, sent: { body: JSON.stringify({ email: 'x'.repeat(11 * 1024 * 1024) }) } }] },
+  { method: 'POST', path: '/rest/v1/auth/signin', auth: anon, body: () => ({ email: 'nobody@example.com', password: 'wrong horse battery' }), extra: () => [
+    { label: 'body of 11 MB', strict: true, sent: { body: JSON.stringify({ email: 'x'.repeat(11 * 1024 * 1024) }) } },
+    { label: 'body of 11 MB, chunked', strict: true, sent: { body: JSON.stringify({ email: 'x'.repeat(11 * 1024 * 1024) }), chunked: true } },
+  ] },
   { method: 'POST', path: '/rest/v1/auth/refresh', auth: anon, body: () => ({ refreshToken: 'not-a-token' }) },
   { method: 'GET', path: '/rest/v1/auth/me', auth: asUser },
   // The body is optional: `null` reads as none, and the session ends (the leaver's, not the user's the others use).
