@@ -82,7 +82,7 @@ interface Variant {
 const HUGE = 'x'.repeat(100 * 1024);
 const DEEP = '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000);
 /** Path segments that name nothing valid; each must be a 4xx, never a route elsewhere or a 5xx. */
-const BAD_SEGMENTS = ['not-a-uuid', '%00', 'a%00b', '%2e%2e', '..%2f..%2fetc%2fpasswd', '%ff%fe', '%ED%A0%80', 'x'.repeat(300)];
+const BAD_SEGMENTS = ['not-a-uuid', '%00', 'a%00b', '%2e%2e', '..%2f..%2fetc%2fpasswd', '%ff%fe', '%ED%A0%80', 'x'.repeat(300), 'a%22%3B--', 'pg_catalog.pg_authid'];
 /** Numbers JSON can carry that JavaScript reads oddly: Infinity, -0, 2^64, a fraction, a negative. */
 const ODD_NUMBERS = ['1e309', '-0', '18446744073709551616', '1.5', '-1', '1e-400'];
 
@@ -178,6 +178,7 @@ function variantsOf(route: Route, fixtures: Record<string, string>): Variant[] {
   for (const [field, value] of Object.entries(valid)) {
     for (const wrong of wrongTypeOf(value)) strict(`${field} as ${JSON.stringify(wrong)}`, { body: JSON.stringify({ ...valid, [field]: wrong }) });
     strict(`${field} deeply nested`, { body: withRaw(valid, field, DEEP) });
+    if (Array.isArray(value)) lenient(`${field} with 50000 items`, { body: JSON.stringify({ ...valid, [field]: Array.from({ length: 50_000 }, () => value[0]) }) });
     if (typeof value === 'string') {
       const huge = { body: JSON.stringify({ ...valid, [field]: HUGE }) };
       if (route.hugeOk?.includes(field)) lenient(`${field} 100 KB`, huge);
@@ -222,6 +223,34 @@ function rowsOddities(path: string): Array<{ label: string; strict: boolean; sen
     // A limit over the page's maximum is clamped to it (1000), as PostgREST's max-rows does.
     { label: 'limit over the maximum', strict: false, sent: { path: `${base}?limit=99999999999` } },
   ];
+}
+
+/** Object paths (`?path=`) and numbers of the storage object endpoints that name nothing valid. */
+function objectQueryOddities(path: string): Array<{ label: string; strict: boolean; sent: Partial<Sent> }> {
+  const [base, query] = path.split('?') as [string, string];
+  const params = new URLSearchParams(query);
+  const variants: Array<{ label: string; strict: boolean; sent: Partial<Sent> }> = [];
+  for (const bad of ['', '%00', 'a%00b', '..%2Fsecret', 'a%2F..%2F..%2Fb', '%ED%A0%80', '%2F', 'a%2F%2Fb', 'p'.repeat(2048)]) {
+    if (params.has('path')) variants.push({ label: `path=${bad.slice(0, 30)}`, strict: true, sent: { path: `${base}?${query.replace(/path=[^&]*/, `path=${bad}`)}` } });
+  }
+  for (const name of ['expiresIn', 'limit', 'offset']) {
+    if (!params.has(name)) continue;
+    for (const bad of ['-1', '1e309', '18446744073709551616', '1.5', '0x10', '']) {
+      variants.push({ label: `${name}=${bad}`, strict: bad !== '' || name === 'expiresIn', sent: { path: `${base}?${query.replace(new RegExp(`${name}=[^&]*`), `${name}=${bad}`)}` } });
+    }
+  }
+  return variants;
+}
+
+/** Object paths of the public and signed URLs that leave their bucket or are not paths. */
+function objectUrlOddities(path: string): Array<{ label: string; strict: boolean; sent: Partial<Sent> }> {
+  const [base, query] = path.split('?') as [string, string | undefined];
+  const folder = base.slice(0, base.lastIndexOf('/') + 1);
+  return ['..%2F..%2Fother%2Fa.txt', '..', '%2e%2e/%2e%2e/x', 'a%00b', '%ED%A0%80', '', 'p'.repeat(2048)].map((bad) => ({
+    label: `object ${bad.slice(0, 30) || '(none)'}`,
+    strict: true,
+    sent: { path: `${folder}${bad}${query ? `?${query}` : ''}` },
+  }));
 }
 
 /** Multipart bodies an upload cannot take; none may leave an object behind (checked after the strict phase). */
@@ -401,12 +430,12 @@ const ROUTES: Route[] = [
   { method: 'GET', path: '/rest/v1/rpc/echo', auth: anon, query: { x: '1' } },
   // Storage objects (data plane, under /api) and public/signed URLs.
   { method: 'POST', path: `${P}/storage/buckets/{bucket}/objects`, auth: service, query: { path: 'a.txt' }, scalarQuery: ['path', 'upsert'], body: () => ({ file: 'x' }), extra: uploadOddities },
-  { method: 'GET', path: `${P}/storage/buckets/{bucket}/objects`, auth: service, query: { prefix: '', limit: '10', offset: '0' }, scalarQuery: ['prefix', 'limit', 'offset'] },
-  { method: 'GET', path: `${P}/storage/buckets/{bucket}/objects/download`, auth: service, query: { path: 'a.txt' }, scalarQuery: ['path'] },
-  { method: 'GET', path: `${P}/storage/buckets/{bucket}/objects/url`, auth: service, query: { path: 'a.txt', expiresIn: '60' }, scalarQuery: ['path', 'expiresIn'] },
+  { method: 'GET', path: `${P}/storage/buckets/{bucket}/objects`, auth: service, query: { prefix: '', limit: '10', offset: '0' }, scalarQuery: ['prefix', 'limit', 'offset'], extra: objectQueryOddities },
+  { method: 'GET', path: `${P}/storage/buckets/{bucket}/objects/download`, auth: service, query: { path: 'a.txt' }, scalarQuery: ['path'], extra: objectQueryOddities },
+  { method: 'GET', path: `${P}/storage/buckets/{bucket}/objects/url`, auth: service, query: { path: 'a.txt', expiresIn: '60' }, scalarQuery: ['path', 'expiresIn'], extra: objectQueryOddities },
   { method: 'DELETE', path: `${P}/storage/buckets/{bucket}/objects`, auth: service, body: () => ({ paths: ['nope.txt'] }) },
-  { method: 'GET', path: '/storage/v1/object/public/{project}/{bucket}/a.txt', auth: none },
-  { method: 'GET', path: '/storage/v1/object/sign/{project}/{bucket}/a.txt', auth: none, query: { token: 'not-a-token' }, scalarQuery: ['token'] },
+  { method: 'GET', path: '/storage/v1/object/public/{project}/{bucket}/a.txt', auth: none, extra: objectUrlOddities },
+  { method: 'GET', path: '/storage/v1/object/sign/{project}/{bucket}/a.txt', auth: none, query: { token: 'not-a-token' }, scalarQuery: ['token'], extra: objectUrlOddities },
 ];
 
 // ---- the checks --------------------------------------------------------------------------------------------------
