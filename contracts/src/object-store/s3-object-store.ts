@@ -34,7 +34,7 @@ import { UploadMeter } from './upload-meter';
 
 /** Where the S3 store keeps objects and how it reaches the service: the S3_* configuration. */
 export type S3ObjectStoreOptions = S3Config & {
-  /** How long a request waits for the service's answer (its headers) per attempt; 30 s when not set. */
+  /** How long a call other than an upload waits for the service's answer (a read: its headers); 30 s when not set. */
   answerTimeoutMs?: number;
 };
 
@@ -46,9 +46,9 @@ const PART_BYTES = 5 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 1;
 const CONNECT_TIMEOUT_MS = 5_000;
 /**
- * How long a request waits for the service's answer (its headers) per attempt: a server that
- * takes the connection and then says nothing (a stuck disk, a paused VM) would otherwise hold
- * the request, and an upload's or a delete's row locks, for ever.
+ * A server that takes the connection and then says nothing (a stuck disk, a paused VM) would
+ * otherwise hold the request, and a delete's row locks, for ever: no socket idle timeout can
+ * tell it from a download its client paused.
  */
 const ANSWER_TIMEOUT_MS = 30_000;
 /** DeleteObjects takes at most this many keys per request. */
@@ -67,13 +67,12 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
     // S3-compatible server; only the calls that require one (DeleteObjects) get one.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    // An unreachable server fails in seconds instead of hanging the request that needed it, and
-    // one that took the connection but does not answer, in ANSWER_TIMEOUT_MS per attempt: the
-    // handler's requestTimeout runs until the response's headers, so a download's body, paused
-    // by a slow client, is never cut. No idle (socket) timeout, for the same reason.
-    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, requestTimeout: options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS, throwOnRequestTimeout: true },
+    // An unreachable server fails in seconds instead of hanging the request that needed it.
+    // No idle timeout: a download paused by a slow client is idle on purpose.
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS },
   });
   const Bucket = options.bucket;
+  const answerTimeoutMs = options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
   try {
     await ensureBucket(client, Bucket);
   } catch (error) {
@@ -83,7 +82,7 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
 
   const headInfo = async (key: string): Promise<ObjectInfo | undefined> => {
     try {
-      const head = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
+      const head = await answered(answerTimeoutMs, (abortSignal) => client.send(new HeadObjectCommand({ Bucket, Key: key }), { abortSignal }));
       return {
         key,
         size: head.ContentLength ?? 0,
@@ -138,9 +137,11 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
         throw rangeNotSatisfiable((await headInfo(key))?.size ?? 0);
       }
       try {
-        const answer = await client.send(
+        // Only until the headers: the body then flows as fast as the caller reads it.
+        const answer = await answered(answerTimeoutMs, (abortSignal) => client.send(
           new GetObjectCommand({ Bucket, Key: key, ...(range ? { Range: rangeHeader(range) } : {}) }),
-        );
+          { abortSignal },
+        ));
         const contentRange = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(answer.ContentRange ?? '');
         const size = contentRange ? Number(contentRange[3]) : (answer.ContentLength ?? 0);
         return {
@@ -166,7 +167,7 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
 
     async list(listOptions: ListOptions): Promise<ListPage> {
       assertListPrefix(listOptions.prefix);
-      const answer = await client.send(
+      const answer = await answered(answerTimeoutMs, (abortSignal) => client.send(
         new ListObjectsV2Command({
           Bucket,
           Prefix: listOptions.prefix,
@@ -174,7 +175,8 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
           ...(listOptions.folders ? { Delimiter: '/' } : {}),
           ...(listOptions.cursor ? { ContinuationToken: listOptions.cursor } : {}),
         }),
-      ).catch(rethrowUnavailable);
+        { abortSignal },
+      )).catch(rethrowUnavailable);
       return {
         objects: (answer.Contents ?? []).map((object) => ({
           key: object.Key!,
@@ -190,7 +192,7 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
     async deleteMany(keys: readonly string[]): Promise<string[]> {
       keys.forEach(assertObjectKey);
       for (let at = 0; at < keys.length; at += DELETE_BATCH) {
-        await deleteBatch(client, Bucket, keys.slice(at, at + DELETE_BATCH));
+        await deleteBatch(client, Bucket, keys.slice(at, at + DELETE_BATCH), answerTimeoutMs);
       }
       return [...keys];
     },
@@ -200,10 +202,12 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
       let deleted = 0;
       // Always the first page again: what was deleted no longer lists, and no token goes stale.
       for (;;) {
-        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, MaxKeys: DELETE_BATCH })).catch(rethrowUnavailable);
+        const page = await answered(answerTimeoutMs, (abortSignal) =>
+          client.send(new ListObjectsV2Command({ Bucket, Prefix: prefix, MaxKeys: DELETE_BATCH }), { abortSignal }),
+        ).catch(rethrowUnavailable);
         const keys = (page.Contents ?? []).map((object) => object.Key!);
         if (keys.length === 0) return deleted;
-        await deleteBatch(client, Bucket, keys);
+        await deleteBatch(client, Bucket, keys, answerTimeoutMs);
         deleted += keys.length;
       }
     },
@@ -231,10 +235,11 @@ async function ensureBucket(client: S3Client, Bucket: string): Promise<void> {
   }
 }
 
-async function deleteBatch(client: S3Client, Bucket: string, keys: string[]): Promise<void> {
-  const answer = await client.send(
+async function deleteBatch(client: S3Client, Bucket: string, keys: string[], answerTimeoutMs: number): Promise<void> {
+  const answer = await answered(answerTimeoutMs, (abortSignal) => client.send(
     new DeleteObjectsCommand({ Bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }),
-  ).catch(rethrowUnavailable);
+    { abortSignal },
+  )).catch(rethrowUnavailable);
   const failed = answer.Errors ?? [];
   if (failed.length > 0) {
     const first = failed[0]!;
@@ -257,7 +262,25 @@ function unavailable(error: unknown): unknown {
   if (error instanceof ApiError || typeof error !== 'object' || error === null || !('$metadata' in error)) return error;
   const status = statusOf(error);
   if (status !== undefined && status < 500) return error;
-  return new ApiError(503, 'storage_unavailable', 'the object store is not reachable', null, 'try again shortly');
+  return storageUnavailable('the object store is not reachable');
+}
+
+function storageUnavailable(message: string): ApiError {
+  return new ApiError(503, 'storage_unavailable', message, null, 'try again shortly');
+}
+
+/** Runs one SDK call, aborted as ApiError 503 when the service has not answered within `timeoutMs`. */
+async function answered<T>(timeoutMs: number, call: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), timeoutMs);
+  try {
+    return await call(timeout.signal);
+  } catch (error) {
+    if (timeout.signal.aborted) throw storageUnavailable(`the object store did not answer within ${timeoutMs / 1000} s`);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function rethrowUnavailable(error: unknown): never {
