@@ -152,6 +152,17 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     expect(await store.head(objectKey(p.project.id, 'docs', 'half.bin'))).toBeUndefined();
   });
 
+  it('takes concurrent upserts of one path larger than an S3 part in turn, each 201, the row and the bytes agreeing after', async () => {
+    // Over 5 MiB, the S3 store sends multipart parts: the second and third wait on the row's lock, then stream.
+    const bodies = [1, 2, 3].map((n) => Buffer.alloc(6 * 1024 * 1024 + n, n));
+    const answers = await Promise.all(bodies.map((bytes) => upload('docs', 'contended.bin', bytes, operator(), { type: 'application/octet-stream', upsert: true })));
+    expect(answers.map((answer) => answer.status), JSON.stringify(answers.map((answer) => answer.body))).toEqual([201, 201, 201]);
+    const row = await rowOf('docs', 'contended.bin');
+    const head = await store.head(objectKey(p.project.id, 'docs', 'contended.bin'));
+    expect({ size: Number(row.size), etag: row.etag }).toEqual({ size: head?.size, etag: head?.etag });
+    expect(answers.map((answer) => answer.body.etag)).toContain(row.etag);
+  });
+
   it.each([
     ['a path with a ".." segment', '../escape.txt', 400],
     ['a path with an empty segment', 'a//b.txt', 400],
