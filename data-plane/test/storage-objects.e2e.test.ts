@@ -129,6 +129,26 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     expect((await upload('pics', 'exact.png', Buffer.alloc(1024, 1), operator(), { type: 'image/png' })).status).toBe(201);
   });
 
+  it('reads and drops the rest of a body refused with 413 mid-way, so the connection serves the next uploads', async () => {
+    await createBucket(p, { name: 'capped', fileSizeLimit: 1024 * 1024 });
+    const seen: string[] = [];
+    // Each upload well past the limit leaves megabytes unread when the store gives up; the next ones (on the same
+    // kept-alive connections, through the gateway and straight to a replica) hung until the client gave up.
+    for (const base of [inject('baseUrl'), `http://127.0.0.1:${inject('servicePorts').dataPlanes[0]}`]) {
+      for (let i = 0; i < 4; i++) {
+        for (const [what, size] of [['over', 4 * 1024 * 1024], ['small', 10]] as const) {
+          const form = new FormData();
+          form.append('file', new Blob([Buffer.alloc(size, 1)]), 'x.bin');
+          const url = new URL(`${objects('capped')}?path=${what}-${i}.bin&upsert=true`, base);
+          const status = await fetch(url, { method: 'POST', headers: operator(), body: form, signal: AbortSignal.timeout(10_000) })
+            .then(async (answer) => (await answer.text(), answer.status), (error: Error) => error.name);
+          seen.push(`${what} ${status}`);
+        }
+      }
+    }
+    expect(seen).toEqual(Array.from({ length: 8 }, () => ['over 413', 'small 201']).flat());
+  });
+
   it('refuses a content type outside the bucket allow-list with 400', async () => {
     const answer = await upload('pics', 'note.txt', 'words', operator(), { type: 'text/plain' });
     expect(answer.status).toBe(400);

@@ -111,6 +111,12 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
           // Bytes stored but the row not committed: a new object's bytes go (a replaced one's cannot come back).
           if (stored && !upsert) await storage.store.deleteMany([key]).catch((cleanup) => request.log.error({ err: cleanup, key }, 'could not remove the bytes of a failed upload'));
           file.file.resume();
+          // The store may have destroyed the file stream (413 mid-way): busboy then stops taking the body, and the rest
+          // would sit unread on a kept-alive connection, stalling the client's next request on it. It is read and dropped.
+          if (!request.raw.readableEnded) {
+            request.raw.unpipe();
+            request.raw.resume();
+          }
           throw unreadableMultipart(pathTaken(error, query.path));
         }
       });
