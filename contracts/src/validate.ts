@@ -56,7 +56,7 @@ export function validate<T extends TSchema>(schema: T, value: unknown, what = 'b
   if (check.Check(input)) {
     const nul = nulPath(input);
     if (nul === undefined) return input as Static<T>;
-    const message = 'must not contain the NUL character (\\u0000)';
+    const message = 'must not contain a NUL character';
     throw new ApiError(400, 'invalid_request', `invalid ${what}: ${nul} ${message}`, [{ path: nul, message }]);
   }
   const errors = [...check.Errors(input)].slice(0, 10).map((e) => ({ path: e.path || '/', message: messageOf(e) }));
