@@ -10,6 +10,7 @@ import { bindRestRoot } from './http/rest-root';
 import { bindAuthJwks } from './http/auth-jwks';
 import { bindCors } from './http/cors';
 import { bindAuthRoutes } from './auth/auth-routes';
+import { AuthHousekeeping, sweepAuthRows } from './auth/housekeeping';
 import { bindCodeRoutes } from './auth/code-routes';
 import type { CodeBook } from './auth/codes';
 import type { RefreshTokens } from './auth/refresh-tokens';
@@ -55,7 +56,13 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
   });
 
   // Codes mailed after their answer: a replica told to stop sends them before its pools close.
-  const auth = { ...deps, afterAnswer: new AfterAnswer() };
+  const afterAnswer = new AfterAnswer();
+  const housekeeping = new AuthHousekeeping(
+    afterAnswer,
+    (projectId) => deps.tenants.read(projectId, (pool) => sweepAuthRows(pool)),
+    (projectId, err) => deps.log.warn({ err, projectId }, 'auth housekeeping failed'),
+  );
+  const auth = { ...deps, afterAnswer, housekeeping };
   app.addHook('onClose', () => auth.afterAnswer.settled());
 
   for (const prefix of ['/rest/v1', '/api/rest/v1']) {

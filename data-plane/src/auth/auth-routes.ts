@@ -40,6 +40,7 @@ export async function openSession(deps: AuthDependencies, tx: SqlClient, project
   const sessionId = randomUUID();
   const refreshToken = deps.refreshTokens.mint(project.projectId, sessionId, 0);
   await store.startSession(tx, userId, { id: sessionId, refreshHash: hashOf(refreshToken), ttlSeconds: project.authSettings.refreshTokenTtl });
+  deps.housekeeping.wrote(project.projectId);
   return { sessionId, refreshToken };
 }
 

@@ -22,6 +22,7 @@ export async function limit(deps: AuthDependencies, project: DirectoryEntry, buc
     }
     return undefined;
   });
+  deps.housekeeping.wrote(project.projectId);
   if (refusal) throw refusal;
 }
 
@@ -30,6 +31,7 @@ export async function count(deps: AuthDependencies, project: DirectoryEntry, buc
   await deps.tenants.transaction(project.projectId, async (tx) => {
     for (const [bucket, limit] of buckets) await hit(tx, bucket, limit);
   });
+  deps.housekeeping.wrote(project.projectId);
 }
 
 /** Buckets of issuing a code for `purpose` to `target` (an address, or a user id). */

@@ -6,6 +6,7 @@ import type { OwnerPools } from '../tenants/owner-pools';
 import type { AccessTokens } from './access-tokens';
 import type { AfterAnswer } from './after-answer';
 import type { CodeBook } from './codes';
+import type { AuthHousekeeping } from './housekeeping';
 import type { RefreshTokens } from './refresh-tokens';
 
 export interface AuthDependencies {
@@ -19,4 +20,6 @@ export interface AuthDependencies {
   log: Logger;
   /** Work left behind by answers, finished before the replica stops. */
   afterAnswer: AfterAnswer;
+  /** Told of every write that adds rows to `auth`, so that the ones no longer needed go now and then. */
+  housekeeping: AuthHousekeeping;
 }
