@@ -24,10 +24,9 @@ import { bucketPrefix, projectPrefix, type ObjectStore } from '@baseplane/contra
 import type { PlatformStore } from './platform-store';
 import type { TenantPools } from './tenant-pools';
 import { schemaChangeSql } from './schema-ddl';
-import { authSchemaSql } from './tenant-auth-sql';
-import { storageSchemaSql } from './tenant-storage-sql';
+import { TENANT_SCHEMA_LOCK, TENANT_SCHEMA_REVISION, applyTenantRevisions } from './tenant-schema';
 import { applyBucketRows, bucketOf } from './storage-bucket-apply';
-import { apiRolesSql, applyRoleGrantsSql, applyRoleSql, authenticatorRoleSql, createDatabaseSql, createOwnerRoleSql, databaseAccessSql, disableRoleSql, dropDatabaseSql, dropRoleSql, installSchemaSql } from './tenant-sql';
+import { apiRolesSql, applyRoleGrantsSql, applyRoleSql, authenticatorRoleSql, createDatabaseSql, createOwnerRoleSql, databaseAccessSql, disableRoleSql, dropDatabaseSql, dropRoleSql } from './tenant-sql';
 
 export interface ActivityDependencies {
   platform: PlatformStore;
@@ -258,18 +257,19 @@ export function createActivities(deps: ActivityDependencies) {
     async installTenantSchema(ref: EventRef & { correlationId: string }): Promise<void> {
       const { projectId, version } = ref;
       const performed = await tenants.transaction(projectId, async (client) => {
-        // Serialises concurrent attempts; the marker then tells whether this version is in.
-        await client.query('select pg_advisory_xact_lock(7011002)');
-        // What the install creates is part of provisioning, not DDL for the history's SQL capture.
-        await client.query(`set local baseplane.source = 'workflow'`);
+        // Serialises concurrent attempts (and a starting worker's upgrade); the marker then tells whether this version is in.
+        await client.query(TENANT_SCHEMA_LOCK);
         const { rows } = await client.query<{ installed: boolean }>(`select to_regclass('baseplane_meta.applied') is not null as installed`);
         if (rows[0]!.installed) {
           const marker = await client.query<{ version: number }>('select version from baseplane_meta.applied');
           if ((marker.rows[0]?.version ?? 0) >= version) return false;
         }
-        for (const sql of [...installSchemaSql(tenantOwnerRole(projectId), version), ...authSchemaSql(tenantOwnerRole(projectId)), ...storageSchemaSql(tenantOwnerRole(projectId))]) await client.query(sql);
+        // Every revision of the tenant schema (tenant-schema.ts); what it creates is not DDL for the history's SQL capture.
+        await applyTenantRevisions(client, projectId);
+        await client.query('insert into baseplane_meta.applied (version) values ($1) on conflict (id) do update set version = excluded.version', [version]);
         return true;
       });
+      await platform.recordTenantRevision(projectId, TENANT_SCHEMA_REVISION);
       await platform.recordStep(projectId, version, 'installTenantSchema', performed, Context.current().info.attempt);
       await recordSuccess({ ...ref, type: 'ProjectProvisioned' });
     },

@@ -17,6 +17,7 @@ import { createActivities } from './activities';
 import { PlatformStore } from './platform-store';
 import { TenantPools } from './tenant-pools';
 import { ensureDataApiLogins } from './data-api-logins';
+import { upgradeTenantSchemas } from './tenant-schema';
 
 const WORKFLOWS = fileURLToPath(new URL('./workflows.ts', import.meta.url));
 
@@ -57,6 +58,9 @@ async function main(): Promise<void> {
   // Before any workflow runs: every tenant database's data API logs in as a login of its own.
   await ensureDataApiLogins(tenantAdmin, config.platformSecret);
   const tenants = TenantPools.asAdmin(config.tenantDatabaseUrl);
+  const platform = new PlatformStore(platformDb);
+  // Before any workflow runs: databases made by an earlier release get the tenant schema's newer revisions.
+  await upgradeTenantSchemas({ platform, transaction: (projectId, work) => tenants.transaction(projectId, work), log });
   const appliers = new TenantPools((projectId) =>
     tenantOwnerUrl(config.tenantDatabaseUrl, tenantApplyRole(projectId), deriveSecret(config.platformSecret, applyPasswordPurpose(projectId)), tenantDatabaseName(projectId)));
   // Bucket deletions empty the bucket's prefix in the same store the data plane writes.
@@ -68,7 +72,7 @@ async function main(): Promise<void> {
     taskQueue: PROJECT_TASK_QUEUE,
     workflowBundle: await workflowBundle(path.resolve(config.dataDir), log),
     activities: createActivities({
-      platform: new PlatformStore(platformDb),
+      platform,
       tenantAdmin,
       tenants,
       appliers,

@@ -77,4 +77,23 @@ export class PlatformStore {
       [projectId, version, step, attempt, !performed],
     );
   }
+
+  /** Notes that a project's tenant database is at `revision` of the tenant schema (tenant-schema.ts); never lowers it. */
+  async recordTenantRevision(projectId: string, revision: number): Promise<void> {
+    await this.db.query(
+      `insert into tenant_schema_revisions (project_id, revision) values ($1, $2)
+       on conflict (project_id) do update set revision = greatest(tenant_schema_revisions.revision, excluded.revision), recorded_at = now()`,
+      [projectId, revision],
+    );
+  }
+
+  /** Active projects whose tenant database is not known to be at `revision`, oldest first. */
+  async projectsBehind(revision: number): Promise<string[]> {
+    const { rows } = await this.db.query<{ id: string }>(
+      `select p.id from projects p left join tenant_schema_revisions r on r.project_id = p.id
+       where p.status = 'active' and coalesce(r.revision, 0) < $1 order by p.created_at`,
+      [revision],
+    );
+    return rows.map((row) => row.id);
+  }
 }

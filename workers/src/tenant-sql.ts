@@ -103,13 +103,16 @@ export function databaseAccessSql(databaseName: string, ownerRole: string): stri
   ];
 }
 
-/** Runs inside one transaction in the tenant database, as a superuser. */
-export function installSchemaSql(ownerRole: string, version: number): string[] {
+/**
+ * Runs inside one transaction in the tenant database, as a superuser: the
+ * first revision of tenant-schema.ts. `baseplane_meta.applied` is where the
+ * workflow marks the last event it applied; provisioning writes its first row.
+ */
+export function installSchemaSql(ownerRole: string): string[] {
   const owner = ident(ownerRole);
   return [
     'create schema if not exists baseplane_meta',
     'create table if not exists baseplane_meta.applied (id boolean primary key default true check (id), version int not null)',
-    `insert into baseplane_meta.applied (version) values (${version}) on conflict (id) do update set version = excluded.version`,
     `alter schema public owner to ${owner}`,
     'revoke all on schema public from public',
     `grant usage on schema public to anon, authenticated, service_role`,

@@ -1,0 +1,100 @@
+/**
+ * The tenant schema's revisions (tenant-schema.ts): a project is provisioned
+ * at the latest, and a database an earlier release made gets the revisions it
+ * lacks from the worker's start-up pass, without undoing what its owner
+ * changed since, and without one unreachable database holding the rest back.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { tenantDatabaseName } from '@baseplane/contracts';
+import { PlatformStore } from '../src/platform-store';
+import { TENANT_SCHEMA_REVISION, upgradeTenantSchemas } from '../src/tenant-schema';
+import { TenantPools } from '../src/tenant-pools';
+import { createProject, signUpOperator, type ProjectAnswer } from '../../deploy/test/http';
+import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
+
+const REVISION_2_INDEXES = ['one_time_codes_created_at', 'rate_limits_window_start', 'sessions_refresh_expires_at'];
+
+let project: ProjectAnswer;
+let tenant: TenantDatabase;
+let platformDb: pg.Pool;
+let tenants: TenantPools;
+const logged: Array<{ msg: string; projectId?: string }> = [];
+
+const indexes = async () =>
+  (await tenant.client.query<{ name: string }>(`select indexname as name from pg_indexes where schemaname = 'auth' and indexname = any($1) order by 1`, [REVISION_2_INDEXES])).rows.map((row) => row.name);
+const marker = async () => (await tenant.client.query<{ revision: number }>('select revision from baseplane_meta.schema_revision')).rows[0]?.revision;
+const recorded = async (projectId: string) =>
+  (await platformDb.query<{ revision: number }>('select revision from tenant_schema_revisions where project_id = $1', [projectId])).rows[0]?.revision;
+
+const upgrade = () =>
+  upgradeTenantSchemas({
+    platform: new PlatformStore(platformDb),
+    transaction: (projectId, work) => tenants.transaction(projectId, work),
+    log: pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) }),
+  });
+
+beforeAll(async () => {
+  const operator = await signUpOperator('Tenant schema');
+  project = await createProject(operator, 'tenant schema app');
+  tenant = await connectTenant(project.id);
+  platformDb = new pg.Pool({ connectionString: inject('databaseUrl'), max: 2 });
+  tenants = TenantPools.asAdmin(inject('tenantDatabaseUrl'));
+});
+afterAll(async () => {
+  await tenants.closeAll();
+  await platformDb.end();
+  await tenant.end();
+});
+
+describe('tenant schema revisions', () => {
+  it('provisions a project at the latest revision, noted in its database and the platform', async () => {
+    expect(TENANT_SCHEMA_REVISION).toBeGreaterThanOrEqual(2);
+    expect(await marker()).toBe(TENANT_SCHEMA_REVISION);
+    expect(await recorded(project.id)).toBe(TENANT_SCHEMA_REVISION);
+    expect(await indexes()).toEqual(REVISION_2_INDEXES);
+  });
+
+  it('brings a database an earlier release made up to the latest at worker start, keeping its owner\'s changes and data', async () => {
+    // The database as release 1 left it: no revision marker, no revision-2 indexes, no platform row.
+    for (const name of REVISION_2_INDEXES) await tenant.client.query(`drop index auth.${name}`);
+    await tenant.client.query('drop table baseplane_meta.schema_revision');
+    await platformDb.query('delete from tenant_schema_revisions where project_id = $1', [project.id]);
+    // Since then its owner locked anon out of public, and the app has data.
+    await tenant.asOwner('create table kept (id int primary key, note text)');
+    await tenant.asOwner(`insert into kept values (1, 'still here')`);
+    await tenant.asOwner('revoke usage on schema public from anon');
+    // And an active project whose database cannot be reached (here: gone) comes first.
+    const unreachable = randomUUID();
+    await platformDb.query(
+      `insert into projects (id, name, team_id, status, database_name, anon_key_hash, anon_key_cipher, service_key_hash, service_key_cipher, version, created_at, updated_at)
+       values ($1, 'unreachable', $2, 'active', $3, $4, 'x', $5, 'x', 1, now() - interval '1 day', now())`,
+      [unreachable, randomUUID(), tenantDatabaseName(unreachable), `hash-${randomUUID()}`, `hash-${randomUUID()}`],
+    );
+    try {
+      expect(await upgrade()).toBeGreaterThanOrEqual(1);
+    } finally {
+      await platformDb.query('delete from projects where id = $1', [unreachable]);
+    }
+
+    expect(await indexes()).toEqual(REVISION_2_INDEXES);
+    expect(await marker()).toBe(TENANT_SCHEMA_REVISION);
+    expect(await recorded(project.id)).toBe(TENANT_SCHEMA_REVISION);
+    expect(logged).toContainEqual(expect.objectContaining({ msg: 'tenant schema upgraded', projectId: project.id, from: 1, to: TENANT_SCHEMA_REVISION }));
+    expect(logged).toContainEqual(expect.objectContaining({ msg: expect.stringMatching(/upgrade failed/), projectId: unreachable }));
+    expect(await recorded(unreachable)).toBeUndefined();
+    // Revision 1, which grants the API roles usage on public, did not run again.
+    const { rows } = await tenant.client.query(`select has_schema_privilege('anon', 'public', 'usage') as anon_uses_public, (select note from public.kept where id = 1) as note`);
+    expect(rows[0]).toEqual({ anon_uses_public: false, note: 'still here' });
+  });
+
+  it('leaves databases the platform knows to be at the latest alone', async () => {
+    const behind = await new PlatformStore(platformDb).projectsBehind(TENANT_SCHEMA_REVISION);
+    expect(behind).not.toContain(project.id);
+    logged.length = 0;
+    await upgrade();
+    expect(logged.filter((line) => line.projectId === project.id)).toEqual([]);
+  });
+});
