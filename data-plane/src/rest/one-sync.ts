@@ -75,7 +75,7 @@ function statementsOf(wire: Wire): ConnectionStatements {
  * PostgreSQL has answered the Sync, or rejects with its first error (the
  * batch rolled back; the connection is clean for the next one).
  */
-export class OneSyncBatch extends (pg.Query as unknown as new (config: { text: string }) => object) implements pg.Submittable {
+export class OneSyncBatch extends (pg.Query as unknown as new (text: string) => object) implements pg.Submittable {
   readonly done: Promise<StepResult[]>;
   private resolve!: (results: StepResult[]) => void;
   private reject!: (error: unknown) => void;
@@ -89,7 +89,8 @@ export class OneSyncBatch extends (pg.Query as unknown as new (config: { text: s
   private readonly confirmed = new Set<BatchStep>();
 
   constructor(private readonly steps: readonly BatchStep[]) {
-    super({ text: '' });
+    // A string, not a config object: pg copies an object through its property descriptors, on every request.
+    super('');
     this.results = steps.map(() => ({ rows: [], fields: [] }));
     this.done = new Promise((resolve, reject) => {
       this.resolve = resolve;
