@@ -9,6 +9,7 @@ import { createObjectStore } from '@baseplane/contracts/object-store';
 import { ProjectDirectory } from './directory/project-directory';
 import { buildDataPlane } from './app';
 import { AccessTokens } from './auth/access-tokens';
+import { ConnectionRoom } from './tenants/connection-room';
 import { OwnerPools } from './tenants/owner-pools';
 import { CodeBook } from './auth/codes';
 import { RefreshTokens } from './auth/refresh-tokens';
@@ -26,17 +27,19 @@ async function main(): Promise<void> {
   platformDb.on('error', (err) => log.warn({ err }, 'idle platform connection failed'));
   const directory = new ProjectDirectory(platformDb, log);
   await directory.start();
-  const tenants = new OwnerPools(config.tenantDatabaseUrl, config.platformSecret);
+  // One room for all the replica's tenant connections: whichever part finds the cluster full, every part's idle ones go.
+  const room = new ConnectionRoom();
+  const tenants = new OwnerPools(config.tenantDatabaseUrl, config.platformSecret, room);
   const tokens = new AccessTokens(config.platformSecret, config.publicUrl);
   const codes = new CodeBook(config.platformSecret);
   const refreshTokens = new RefreshTokens(config.platformSecret);
   const mailer: Mailer = config.smtpUrl
     ? createMailer(config.smtpUrl, config.mailFrom)
     : { send: () => Promise.reject(new ApiError(503, 'email_unavailable', 'no mail server is configured (SMTP_URL)')) };
-  const dataApi = createDataApi({ directory, tokens, tenantDatabaseUrl: config.tenantDatabaseUrl, platformSecret: config.platformSecret, maxConnections: dataApiPoolSize(process.env), pipelines: dataApiPipelines(process.env) });
+  const dataApi = createDataApi({ directory, tokens, tenantDatabaseUrl: config.tenantDatabaseUrl, platformSecret: config.platformSecret, room, maxConnections: dataApiPoolSize(process.env), pipelines: dataApiPipelines(process.env) });
   const mailers = new ProjectMailers(mailer, new SecretBox(config.platformSecret));
   const store = await createObjectStore(config);
-  const storageDb = new StorageDb(config.tenantDatabaseUrl, config.platformSecret);
+  const storageDb = new StorageDb(config.tenantDatabaseUrl, config.platformSecret, room);
   const dropProjectPools = directory.onEvent((event) => {
     if (event.type !== 'ProjectDeleted') return;
     void storageDb.drop(event.data.projectId);

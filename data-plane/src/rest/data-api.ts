@@ -6,6 +6,7 @@
 import { dataApiVariables } from '@baseplane/contracts';
 import type { ProjectDirectory } from '../directory/project-directory';
 import type { AccessTokens } from '../auth/access-tokens';
+import type { ConnectionRoom } from '../tenants/connection-room';
 import { DataPools, type DataPoolOptions } from './execute';
 import { SchemaCache } from './schema-cache';
 
@@ -22,6 +23,8 @@ export interface DataApiOptions extends DataPoolOptions {
   tokens: AccessTokens;
   tenantDatabaseUrl: string;
   platformSecret: string;
+  /** The room the replica's tenant connections share (auth's and storage's too). */
+  room: ConnectionRoom;
 }
 
 /** DATA_API_POOL_SIZE: connections per project and replica a request may hold alone (default 10, 1 to 100). */
@@ -36,7 +39,7 @@ export function dataApiPipelines(env: Record<string, string | undefined>): numbe
 
 /** Builds the data API's state and subscribes it to the event stream. */
 export function createDataApi(options: DataApiOptions): DataApi {
-  const pools = new DataPools(options.tenantDatabaseUrl, options.platformSecret, options);
+  const pools = new DataPools(options.tenantDatabaseUrl, options.platformSecret, options.room, options);
   const schemas = new SchemaCache((projectId) => pools.loadSnapshot(projectId));
   const stop = options.directory.onEvent((event) => {
     switch (event.type) {

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { ApiError, authenticatorPasswordPurpose, deriveSecret, tenantAuthenticatorRole, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
+import { unreachable, type ConnectionRoom } from '../tenants/connection-room';
 import { ProjectPools } from '../tenants/project-pools';
 import { databaseError } from './db-errors';
 import { OneSyncBatch, type BatchStep, type StepResult } from './one-sync';
@@ -100,12 +101,6 @@ function statementRow(results: StepResult[], statement: Statement): StatementRow
   return { ...row, total: planRows === undefined ? null : Math.round(planRows) };
 }
 
-const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
-/** SQLSTATE too_many_connections: the cluster is at max_connections. */
-const TOO_MANY_CONNECTIONS = '53300';
-/** Tries at a connection the cluster refuses for want of room ({@link DataPools.withRoom}): 50, 100, … 250 ms apart. */
-const ROOM_ATTEMPTS = 6;
-
 /**
  * The project's own data-API login to its database (`tenantAuthenticatorRole`,
  * its password derived from PLATFORM_SECRET): never one login shared by all
@@ -139,7 +134,7 @@ export class DataPools {
   /** The epoch a pool connection ran its first statement in: its named statements were prepared no earlier. */
   private readonly clientEpochs = new WeakMap<pg.PoolClient, number>();
 
-  constructor(tenantClusterUrl: string, platformSecret: string, options: DataPoolOptions = {}) {
+  constructor(tenantClusterUrl: string, platformSecret: string, private readonly room: ConnectionRoom, options: DataPoolOptions = {}) {
     const connection = (projectId: string) => ({
       connectionString: authenticatorUrl(tenantClusterUrl, platformSecret, projectId),
       statement_timeout: REQUEST_STATEMENT_TIMEOUT_MS,
@@ -151,12 +146,8 @@ export class DataPools {
       idleTimeoutMillis: 30_000,
       // Recycled now and then: named statements accumulate per connection.
       maxUses: 20_000,
-    }));
-    this.pipelines = new Pipelines(connection, options.pipelines ?? 2);
-  }
-
-  private pool(projectId: string): pg.Pool {
-    return this.pools.get(projectId);
+    }), room);
+    this.pipelines = new Pipelines(connection, options.pipelines ?? 2, room);
   }
 
   /**
@@ -225,12 +216,7 @@ export class DataPools {
   private async connect(projectId: string): Promise<pg.PoolClient> {
     const epoch = this.schemaEpochs.get(projectId) ?? 0;
     for (;;) {
-      let client: pg.PoolClient;
-      try {
-        client = await this.withRoom(() => this.pool(projectId).connect());
-      } catch {
-        throw unreachable();
-      }
+      const client = await this.pools.connect(projectId);
       const made = this.clientEpochs.get(client);
       if (made === undefined) this.clientEpochs.set(client, epoch);
       if (made === undefined || made === epoch) return client;
@@ -251,29 +237,11 @@ export class DataPools {
     this.pipelines.retire(projectId);
   }
 
-  /**
-   * Runs `work`, which may need a new connection; when the cluster refuses
-   * it (53300: every project's pools on every replica share
-   * max_connections), this process gives back the connections it keeps
-   * idle, of any project, and tries again, a few times over about a second.
-   */
-  private async withRoom<T>(work: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await work();
-      } catch (error) {
-        if ((error as { code?: unknown }).code !== TOO_MANY_CONNECTIONS || attempt === ROOM_ATTEMPTS) throw error;
-        await Promise.all([this.pipelines.closeIdle(0), this.pools.closeIdle()]);
-        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
-      }
-    }
-  }
-
   /** Reads the project's catalog into a schema snapshot. */
   async loadSnapshot(projectId: string): Promise<SchemaSnapshot> {
     let result: pg.QueryResult<{ catalog: string }>;
     try {
-      result = await this.withRoom(() => this.pool(projectId).query<{ catalog: string }>(CATALOG_QUERY));
+      result = await this.room.withRoom(() => this.pools.get(projectId).query<{ catalog: string }>(CATALOG_QUERY));
     } catch {
       throw unreachable();
     }

@@ -13,6 +13,7 @@
  * otherwise the caller uses an exclusive connection from the pool.
  */
 import pg from 'pg';
+import type { ConnectionRoom } from '../tenants/connection-room';
 
 /** A lane whose oldest unanswered batch is older than this takes no more. */
 const STALL_MS = 20;
@@ -101,10 +102,14 @@ export class Pipelines {
   private readonly projects = new Map<string, ProjectLanes>();
   private readonly sweep: NodeJS.Timeout;
 
-  /** `perProject` 0 turns pipelining off: every request then takes a connection of its own. */
-  constructor(private readonly config: (projectId: string) => pg.ClientConfig, private readonly perProject: number) {
+  /**
+   * `perProject` 0 turns pipelining off: every request then takes a connection of its own. Lanes without a batch
+   * close when the cluster is full ({@link ConnectionRoom}), or after IDLE_CLOSE_MS.
+   */
+  constructor(private readonly config: (projectId: string) => pg.ClientConfig, private readonly perProject: number, room: ConnectionRoom) {
     this.sweep = setInterval(() => void this.closeIdle(IDLE_CLOSE_MS), IDLE_CLOSE_MS / 3);
     this.sweep.unref();
+    room.add(() => this.closeIdle(0));
   }
 
   /** A lane that can take a batch now, or undefined (use an exclusive connection). Opens lanes as load asks for them. */

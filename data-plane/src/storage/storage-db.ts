@@ -18,6 +18,7 @@
  */
 import pg from 'pg';
 import { ApiError, notFound } from '@baseplane/contracts';
+import type { ConnectionRoom } from '../tenants/connection-room';
 import { ProjectPools } from '../tenants/project-pools';
 import { BEGIN_STEP, REQUEST_STATEMENT_TIMEOUT_MS, authenticatorUrl, callerSetupStep, wireValues, type Caller } from '../rest/execute';
 import { OneSyncBatch, type BatchStep } from '../rest/one-sync';
@@ -59,7 +60,6 @@ export interface OpenTransaction {
 
 /** Connections per project and replica: uploads hold one for as long as their bytes flow. */
 const POOL_SIZE = 10;
-const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
 
 const SERVICE: Caller = { role: 'service_role', claims: null };
 const COMMIT: BatchStep = { name: 'bp_commit', text: 'commit', values: [] };
@@ -119,7 +119,7 @@ async function runBatch(client: pg.PoolClient, steps: BatchStep[], rulesOf?: (an
 export class StorageDb {
   private readonly pools: ProjectPools;
 
-  constructor(tenantClusterUrl: string, platformSecret: string) {
+  constructor(tenantClusterUrl: string, platformSecret: string, room: ConnectionRoom) {
     this.pools = new ProjectPools((projectId) => new pg.Pool({
       connectionString: authenticatorUrl(tenantClusterUrl, platformSecret, projectId),
       max: POOL_SIZE,
@@ -129,7 +129,7 @@ export class StorageDb {
       // As the data API's: each request's setup sets it again ({@link callerSetupStep}).
       statement_timeout: REQUEST_STATEMENT_TIMEOUT_MS,
       application_name: 'baseplane-storage',
-    }));
+    }), room);
   }
 
   /** The bucket's rules, read as `service_role` in one round trip; 404 `not_found` when the project has no such bucket. */
@@ -196,16 +196,12 @@ export class StorageDb {
   }
 
   /**
-   * A pool client of the project for `use`, released after; dropped instead
+   * A pool client of the project for `use` (room made for it when the
+   * cluster is full), released after; dropped instead
    * when `use` calls `broken` (pg's pool drops a lost connection itself).
    */
   private async withClient<T>(caller: Caller, projectId: string, use: (client: pg.PoolClient, broken: () => void) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pools.get(projectId).connect();
-    } catch {
-      throw unreachable();
-    }
+    const client = await this.pools.connect(projectId);
     // A connection that dies while checked out emits 'error' on the client; unheard, it would end the process.
     const lost = () => undefined;
     client.on('error', lost);

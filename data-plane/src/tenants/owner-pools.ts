@@ -1,15 +1,16 @@
 /**
  * The data plane's connections to tenant databases as each project's owner
  * role (its password derived from PLATFORM_SECRET): the auth service reads
- * and writes the `auth` schema here. Small pools, made on first use.
+ * and writes the `auth` schema here. Small pools, made on first use, that
+ * make room as the data API's do when the cluster is full (connection-room.ts).
  */
 import pg from 'pg';
 import { ApiError, deriveSecret, inTransaction, ownerPasswordPurpose, tenantDatabaseName, tenantOwnerRole, tenantOwnerUrl } from '@baseplane/contracts';
+import { unreachable, type ConnectionRoom } from './connection-room';
 import { ProjectPools } from './project-pools';
 import { Pipelines } from '../rest/pipelines';
 import type { SqlClient } from '@baseplane/contracts/user-directory';
 
-const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
 /** Ours and a statement's own error (a SQLSTATE) pass; one that never reached the database is the project being unavailable. */
 function failure(error: unknown): unknown {
   if (error instanceof ApiError || /^[0-9A-Z]{5}$/.test(String((error as { code?: unknown }).code))) return error;
@@ -23,29 +24,28 @@ export class OwnerPools {
   private readonly pools: ProjectPools;
   private readonly pipelines: Pipelines;
 
-  constructor(tenantClusterUrl: string, platformSecret: string) {
+  constructor(tenantClusterUrl: string, platformSecret: string, private readonly room: ConnectionRoom) {
     const connection = (projectId: string) => ({
       connectionString: tenantOwnerUrl(tenantClusterUrl, tenantOwnerRole(projectId), deriveSecret(platformSecret, ownerPasswordPurpose(projectId)), tenantDatabaseName(projectId)),
     });
-    this.pools = new ProjectPools((projectId) => new pg.Pool({ ...connection(projectId), max: 5, idleTimeoutMillis: 30_000 }));
+    this.pools = new ProjectPools((projectId) => new pg.Pool({ ...connection(projectId), max: 5, idleTimeoutMillis: 30_000 }), room);
     // What runs on the shared connections does not wait for the WAL flush at commit: reads have nothing to flush,
     // and a refresh token's rotation lost in a database crash only makes its client sign in again (quick() says why).
-    this.pipelines = new Pipelines((projectId) => ({ ...connection(projectId), options: '-c synchronous_commit=off' }), SHARED_PIPELINES);
-  }
-
-  private pool(projectId: string): pg.Pool {
-    return this.pools.get(projectId);
+    this.pipelines = new Pipelines((projectId) => ({ ...connection(projectId), options: '-c synchronous_commit=off' }), SHARED_PIPELINES, room);
   }
 
   /** Runs `work` in one transaction as the project's owner; rolls back on any error. */
   transaction<T>(projectId: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool(projectId), work, unreachable);
+    return inTransaction({ connect: () => this.pools.connect(projectId) }, work);
   }
 
   /** Runs `work` on the pool itself, each statement on its own (no transaction): for single reads on the hot path. */
-  async read<T>(projectId: string, work: (pool: pg.Pool) => Promise<T>): Promise<T> {
+  async read<T>(projectId: string, work: (db: SqlClient) => Promise<T>): Promise<T> {
+    const pool = this.pools.get(projectId);
+    // A statement refused a connection (53300) never ran: it is sent again once there is room.
+    const db = { query: (text: string | pg.QueryConfig, values?: unknown[]) => this.room.withRoom(() => pool.query(text as string, values)) } as SqlClient;
     try {
-      return await work(this.pool(projectId));
+      return await work(db);
     } catch (error) {
       throw failure(error);
     }

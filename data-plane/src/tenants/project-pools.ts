@@ -1,14 +1,19 @@
 /**
  * Connection pools kept per project, made on first use: the auth service's,
  * the data API's and storage's each hold one of these, with their own login
- * and size. A deleted project's pool is dropped; shutdown closes them all.
+ * and size, and all give back their idle connections when any part of the
+ * replica finds the cluster full (connection-room.ts). A deleted project's
+ * pool is dropped; shutdown closes them all.
  */
 import type pg from 'pg';
+import { unreachable, type ConnectionRoom } from './connection-room';
 
 export class ProjectPools {
   private readonly pools = new Map<string, pg.Pool>();
 
-  constructor(private readonly make: (projectId: string) => pg.Pool) {}
+  constructor(private readonly make: (projectId: string) => pg.Pool, private readonly room: ConnectionRoom) {
+    room.add(() => this.closeIdle());
+  }
 
   /** The project's pool, made now if it has none. */
   get(projectId: string): pg.Pool {
@@ -20,6 +25,15 @@ export class ProjectPools {
       this.pools.set(projectId, pool);
     }
     return pool;
+  }
+
+  /** A connection of the project's pool, room made for it when the cluster is full; 503 `project_unavailable` when none comes. */
+  async connect(projectId: string): Promise<pg.PoolClient> {
+    try {
+      return await this.room.withRoom(() => this.get(projectId).connect());
+    } catch {
+      throw unreachable();
+    }
   }
 
   /**
