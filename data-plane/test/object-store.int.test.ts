@@ -505,3 +505,119 @@ describe('S3 object store when its server hangs', () => {
     }
   }, 60_000);
 });
+
+/**
+ * A TCP relay to the stack's S3 server that shapes what it takes from the store: at most
+ * `bytesPerSecond`, and after `stallAfterBytes` on one connection it stops reading that
+ * connection for good (its socket buffers fill and the sender's writes stop completing),
+ * as a server does that stopped taking an upload. Other connections go on working.
+ */
+async function shapingRelayTo(
+  endpoint: string,
+  shape: { bytesPerSecond?: number; stallAfterBytes?: number },
+): Promise<{ endpoint: string; stalled(): number; close(): Promise<void> }> {
+  const target = new URL(endpoint);
+  const sockets = new Set<net.Socket>();
+  let stalled = 0;
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => undefined);
+    }
+    let carried = 0;
+    let stopped = false;
+    const began = Date.now();
+    client.on('data', (chunk: Buffer) => {
+      carried += chunk.length;
+      upstream.write(chunk);
+      if (shape.stallAfterBytes !== undefined && carried > shape.stallAfterBytes) {
+        // Never resumed; and the server's own reaction (a close) is kept from the store.
+        stopped = true;
+        stalled += 1;
+        client.pause();
+        client.removeAllListeners('data');
+        upstream.unpipe(client);
+        return;
+      }
+      if (shape.bytesPerSecond !== undefined) {
+        const wait = began + (carried / shape.bytesPerSecond) * 1000 - Date.now();
+        if (wait > 0) {
+          client.pause();
+          setTimeout(() => client.resume(), wait);
+        }
+      }
+    });
+    upstream.pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => {
+      if (!stopped) client.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    stalled: () => stalled,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('S3 object store when its server stops taking an upload', () => {
+  const s3 = () => inject('s3');
+  const direct = () => new S3Client({ endpoint: s3().endpoint, region: s3().region, forcePathStyle: true, credentials: s3() });
+
+  it('gives the upload up after the stall timeout with ApiError 503 storage_unavailable, leaving no object and no multipart upload', async () => {
+    // The first part (5 MiB) gets 1 MiB through, then the server takes nothing more.
+    const relay = await shapingRelayTo(s3().endpoint, { stallAfterBytes: 1 * MiB });
+    const bucket = `stall-${randomUUID().slice(0, 8)}`;
+    const store = await openS3ObjectStore({ ...s3(), endpoint: relay.endpoint, forcePathStyle: true, bucket, uploadStallTimeoutMs: 1_000 });
+    const client = direct();
+    try {
+      const source = generated(12 * MiB);
+      const started = Date.now();
+      const error = await Promise.race([
+        rejection(store.put('p/b/stalled.bin', source.stream, { contentType: 'application/octet-stream' })),
+        new Promise((resolve) => setTimeout(() => resolve(new Error('still waiting after 20 s')), 20_000)),
+      ]);
+      expect(error, String(error)).toBeInstanceOf(ApiError);
+      expect((error as ApiError).status).toBe(503);
+      expect((error as ApiError).toBody()).toMatchObject({ code: 'storage_unavailable', message: expect.stringMatching(/no progress .* for 1 s/) });
+      // One stall timeout (the cut request is not sent again), not three, and no total timeout.
+      expect(Date.now() - started).toBeLessThan(8_000);
+      expect(relay.stalled()).toBe(1);
+      // The source is no longer read, so its sender is not left hanging.
+      expect(source.stream.destroyed).toBe(true);
+      expect((await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads ?? []).toEqual([]);
+      expect(await store.head('p/b/stalled.bin')).toBeUndefined();
+    } finally {
+      client.destroy();
+      await store.close();
+      await relay.close();
+    }
+  }, 60_000);
+
+  it('does not cut an upload that takes longer than the stall timeout while its bytes move', async () => {
+    // 24 MiB at 4 MiB/s: ~6 s in all against a 3 s stall timeout. (A part's 5 MiB go into the kernel's
+    // socket buffers at once, which are not seen to drain: at ~1.3 s a part, that wait stays under 3 s.)
+    const relay = await shapingRelayTo(s3().endpoint, { bytesPerSecond: 4 * MiB });
+    const bucket = `slow-${randomUUID().slice(0, 8)}`;
+    const store = await openS3ObjectStore({ ...s3(), endpoint: relay.endpoint, forcePathStyle: true, bucket, uploadStallTimeoutMs: 3_000 });
+    try {
+      const source = generated(24 * MiB);
+      const started = Date.now();
+      const stored = await store.put('p/b/slow.bin', source.stream, { contentType: 'application/octet-stream' });
+      expect(Date.now() - started).toBeGreaterThan(5_000);
+      expect(stored.size).toBe(24 * MiB);
+      const read = await store.get('p/b/slow.bin');
+      expect(createHash('md5').update(await bytesOf(read.body)).digest('hex')).toBe(source.md5);
+    } finally {
+      await store.close();
+      await relay.close();
+    }
+  }, 60_000);
+});

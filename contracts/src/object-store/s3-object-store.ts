@@ -12,6 +12,7 @@ import {
   ListObjectsV2Command,
   S3Client,
   S3ServiceException,
+  type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { ApiError } from '../errors';
@@ -36,6 +37,12 @@ import { UploadMeter } from './upload-meter';
 export type S3ObjectStoreOptions = S3Config & {
   /** How long a call other than an upload waits for the service's answer (a read: its headers); 30 s when not set. */
   answerTimeoutMs?: number;
+  /**
+   * How long an upload's request (a part, a single PUT, its completion or abort) may go without
+   * progress, no byte taken or answered, before the upload is given up; 30 s when not set.
+   * Keep it over 6 s outside tests: the SDK waits up to 6 s for a part's `100 Continue`.
+   */
+  uploadStallTimeoutMs?: number;
 };
 
 /**
@@ -51,12 +58,20 @@ const CONNECT_TIMEOUT_MS = 5_000;
  * tell it from a download its client paused.
  */
 const ANSWER_TIMEOUT_MS = 30_000;
+/**
+ * An upload's requests are cut after this long without progress on their connection (the
+ * socket's idle timeout: no write to it completing, no byte read from it), not after a total
+ * time, so a large upload is not cut for being long. Progress is what Node sees: a part's
+ * bytes sitting in the kernel's socket buffers (a few MiB) are not, so a link slower than
+ * about 5 MiB per this timeout (~170 KB/s) may be taken for a stalled one.
+ */
+const UPLOAD_STALL_TIMEOUT_MS = 30_000;
 /** DeleteObjects takes at most this many keys per request. */
 const DELETE_BATCH = 1000;
 
 /** Opens the store: checks the service answers and creates the bucket when it does not exist yet. */
 export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<ObjectStore> {
-  const client = new S3Client({
+  const shared: S3ClientConfig = {
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
     region: options.region,
     forcePathStyle: options.forcePathStyle,
@@ -67,9 +82,22 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
     // S3-compatible server; only the calls that require one (DeleteObjects) get one.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
+  };
+  const client = new S3Client({
+    ...shared,
     // An unreachable server fails in seconds instead of hanging the request that needed it.
     // No idle timeout: a download paused by a slow client is idle on purpose.
     requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS },
+  });
+  const uploadStallMs = options.uploadStallTimeoutMs ?? UPLOAD_STALL_TIMEOUT_MS;
+  // Uploads have a client of their own with a socket idle timeout: nothing an upload sends
+  // or reads is ever paused on purpose, so a connection without progress is a server that
+  // stopped taking the bytes or answering. The per-call answer timeout of the other calls
+  // would be a total one here, and so also cut a large upload that is merely long.
+  const uploadClient = new S3Client({
+    ...shared,
+    requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, socketTimeout: uploadStallMs },
+    retryStrategy: noRetryOnStall(client),
   });
   const Bucket = options.bucket;
   const answerTimeoutMs = options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
@@ -77,6 +105,7 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
     await ensureBucket(client, Bucket);
   } catch (error) {
     client.destroy();
+    uploadClient.destroy();
     throw new Error(`S3 at ${options.endpoint ?? 'AWS'}: cannot use bucket "${Bucket}": ${describe(error)}`);
   }
 
@@ -109,7 +138,7 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
       const onAbort = () => meter.destroy(abortError());
       putOptions.signal?.addEventListener('abort', onAbort, { once: true });
       const upload = new Upload({
-        client,
+        client: uploadClient,
         params: { Bucket, Key: key, Body: meter, ContentType: putOptions.contentType },
         partSize: PART_BYTES,
         queueSize: PARTS_IN_FLIGHT,
@@ -124,6 +153,11 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
         meter.destroy();
         // Filesystem-backed servers (versitygw's posix backend) cannot hold both `a` and `a/b`.
         if (statusOf(error) === 409) throw nameTakenByFolderOrObject(key, describe(error));
+        // A request of the upload made no progress for uploadStallMs (the Upload has then aborted its
+        // multipart upload, on a fresh connection; were that stalled too, the abort's timeout is what arrives).
+        if ((error as Error | undefined)?.name === 'TimeoutError') {
+          throw storageUnavailable(`the object store made no progress on the upload for ${uploadStallMs / 1000} s`);
+        }
         throw unavailable(error);
       } finally {
         putOptions.signal?.removeEventListener('abort', onAbort);
@@ -214,6 +248,7 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
 
     async close(): Promise<void> {
       client.destroy();
+      uploadClient.destroy();
     },
   };
 }
@@ -245,6 +280,27 @@ async function deleteBatch(client: S3Client, Bucket: string, keys: string[], ans
     const first = failed[0]!;
     throw new Error(`S3 refused to delete ${failed.length} object(s), e.g. "${first.Key}": ${first.Code} ${first.Message ?? ''}`.trim());
   }
+}
+
+type RetryStrategyV2 = Extract<NonNullable<S3ClientConfig['retryStrategy']>, { acquireInitialRetryToken: unknown }>;
+
+/**
+ * The SDK's standard retries (those of `client`) except after a stall: a request cut for
+ * want of progress is not sent again, so an upload is given up after one stall timeout,
+ * not three. Other transient failures (a reset kept-alive socket) are still retried.
+ */
+function noRetryOnStall(client: S3Client): RetryStrategyV2 {
+  const standard = async () => (await client.config.retryStrategy()) as RetryStrategyV2;
+  return {
+    acquireInitialRetryToken: async (scope) => (await standard()).acquireInitialRetryToken(scope),
+    refreshRetryTokenForRetry: async (token, errorInfo) => {
+      if ((errorInfo.error as Error | undefined)?.name === 'TimeoutError') throw errorInfo.error;
+      return (await standard()).refreshRetryTokenForRetry(token, errorInfo);
+    },
+    recordSuccess: (token) => {
+      void standard().then((strategy) => strategy.recordSuccess(token));
+    },
+  };
 }
 
 /** The HTTP status of an SDK error, if it carries one. */
