@@ -139,6 +139,34 @@ describe('Subscription', () => {
     expect(handled).toBe(15);
   });
 
+  it('stops handling a batch it read once another leader has moved its checkpoint on', async () => {
+    const streamId = `test-${randomUUID()}`;
+    const subscriptionId = `test-sub-${randomUUID()}`;
+    await store.appendToStream(streamId, NO_STREAM, Array.from({ length: 30 }, (_, i) => event(i)));
+    const positions = (await store.readStream(streamId)).map((e) => e.globalPosition);
+    const last = positions[positions.length - 1]!;
+    // Start just before this stream, so the one batch it reads is these 30 events.
+    await db.query('insert into subscription_checkpoints (subscription_id, position) values ($1, $2)', [subscriptionId, positions[0]! - 1]);
+    const handled: number[] = [];
+    const subscription = new Subscription(db, subscriptionId, async (e) => {
+      if (e.streamId !== streamId) return;
+      handled.push(e.globalPosition);
+      await new Promise((resolve) => setTimeout(resolve, 40));
+    }, { idleMs: 50, retryMs: 20 });
+    subscription.start();
+    await expect.poll(() => handled.length, { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
+    // Another replica took the lead (this one's lock went with its connection) and has handled the whole stream.
+    await db.query('update subscription_checkpoints set position = $2 where subscription_id = $1', [subscriptionId, last]);
+    const handledThen = handled.length;
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await subscription.stop();
+    // At most the event in flight when the checkpoint moved; nothing of the rest of its batch, and the checkpoint is not moved back.
+    expect(handled.length).toBeLessThanOrEqual(handledThen + 1);
+    expect(handled.length).toBeLessThan(positions.length);
+    const { rows } = await db.query<{ position: string }>('select position from subscription_checkpoints where subscription_id = $1', [subscriptionId]);
+    expect(Number(rows[0]!.position)).toBe(last);
+  });
+
   it('wakes on NOTIFY instead of waiting for its idle poll', async () => {
     const streamId = `test-${randomUUID()}`;
     const seen: number[] = [];

@@ -20,6 +20,13 @@ export interface SubscriptionOptions {
   log?: Logger;
 }
 
+/** Another replica moved the checkpoint: this one no longer leads. */
+class LostLeadError extends Error {
+  constructor(subscriptionId: string) {
+    super(`subscription ${subscriptionId}: another replica leads now; following it`);
+  }
+}
+
 export class Subscription {
   private running = false;
   private listener: PoolClient | undefined;
@@ -55,7 +62,8 @@ export class Subscription {
         await this.lead();
       } catch (error) {
         if (!this.running) break;
-        this.options.log?.warn({ err: error, subscription: this.id }, 'subscription failed; retrying');
+        if (error instanceof LostLeadError) this.options.log?.info({ subscription: this.id }, error.message);
+        else this.options.log?.warn({ err: error, subscription: this.id }, 'subscription failed; retrying');
         await this.releaseListener();
         await this.sleep(retryMs);
       }
@@ -87,22 +95,29 @@ export class Subscription {
       for (const event of events) {
         if (!this.running) return;
         if (lost) throw lost;
-        await this.handleOne(event);
+        await this.handleOne(event, checkpoint);
         checkpoint = event.globalPosition;
       }
       if (events.length === 0) await this.sleep(this.options.idleMs ?? 1000);
     }
   }
 
-  /** In one transaction, which stays open while the handler signals Temporal: inTransaction hears its connection dying meanwhile. */
-  private async handleOne(event: RecordedEvent<{ type: string; data: unknown }>): Promise<void> {
+  /**
+   * In one transaction, which stays open while the handler signals Temporal: inTransaction hears its connection
+   * dying meanwhile. The checkpoint moves first, and only from where this leader left it: a leader whose lock went
+   * with its connection may still be handling a batch it read while another has taken the lead and moved on. That
+   * one waits here for the other's transaction, finds the checkpoint moved, handles nothing and leads again.
+   */
+  private async handleOne(event: RecordedEvent<{ type: string; data: unknown }>, from: number): Promise<void> {
     await inTransaction(this.db, async (tx: PoolClient) => {
-      await this.handle(event, tx);
-      await tx.query(
+      const moved = await tx.query(
         `insert into subscription_checkpoints (subscription_id, position) values ($1, $2)
-         on conflict (subscription_id) do update set position = excluded.position, updated_at = now()`,
-        [this.id, event.globalPosition],
+         on conflict (subscription_id) do update set position = excluded.position, updated_at = now()
+         where subscription_checkpoints.position = $3`,
+        [this.id, event.globalPosition, from],
       );
+      if (moved.rowCount === 0) throw new LostLeadError(this.id);
+      await this.handle(event, tx);
     });
   }
 
