@@ -1,0 +1,127 @@
+/**
+ * One cluster's max_connections for all a replica's tenant connections: the
+ * data API's, auth's and storage's, of every project. With the cluster full
+ * (this test holds every slot left) and the replica's only idle connections
+ * those of one part, another part's request on a project it has no
+ * connection to must still be answered: the replica gives back its idle
+ * connections, whoever keeps them, and tries again.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { bearer, call, createProject, dataPlanesCaughtUp, type ProjectAnswer } from '../../deploy/test/http';
+import { restProject, type RestProject } from './rest-fixtures';
+
+const replica = (index: number) => `http://127.0.0.1:${inject('servicePorts').dataPlanes[index]}`;
+const objects = (projectId: string) => `/api/projects/${projectId}/storage/buckets/docs/objects?prefix=`;
+
+let p: RestProject;
+/** The project whose idle connections hold the room. */
+let busy: ProjectAnswer;
+/** Projects the replicas have no connection to until a test asks. */
+const fresh: ProjectAnswer[] = [];
+const deleted = new Set<string>();
+
+async function deleteProject(project: ProjectAnswer): Promise<void> {
+  expect((await call('DELETE', `/api/projects/${project.id}`, { headers: bearer(p.operator.token) })).status).toBe(200);
+  deleted.add(project.id);
+}
+
+async function prepare(project: ProjectAnswer): Promise<void> {
+  const made = await call('POST', '/api/sql/execute', { headers: bearer(p.operator.token), body: { projectId: project.id, query: 'create table items (id int generated always as identity primary key, note text)' } });
+  expect(made.status, made.text).toBe(200);
+  const bucket = await call('POST', `/api/projects/${project.id}/storage/buckets`, { headers: bearer(p.operator.token), body: { name: 'docs' } });
+  expect(bucket.status, bucket.text).toBe(201);
+}
+
+/** `count` requests at once, each answered `status`: the replica opens several connections for them, idle after. */
+async function burst(count: number, status: number, request: (i: number) => Promise<Response>): Promise<void> {
+  const answers = await Promise.all(Array.from({ length: count }, async (_, i) => {
+    const response = await request(i);
+    return `${response.status} ${await response.text()}`;
+  }));
+  for (const answer of answers) expect(answer.slice(0, 3), answer).toBe(String(status));
+}
+
+const dataApiWrites = (base: string, project: ProjectAnswer) => burst(20, 201, () =>
+  fetch(`${base}/rest/v1/items`, { method: 'POST', headers: { apikey: project.serviceKey, 'content-type': 'application/json' }, body: JSON.stringify({ note: 'x' }) }));
+const storageLists = (base: string, project: ProjectAnswer) => burst(20, 200, () => fetch(base + objects(project.id), { headers: { apikey: project.serviceKey } }));
+const signUps = (base: string, project: ProjectAnswer) => burst(5, 201, () => signUp(base, project));
+
+function signUp(base: string, project: ProjectAnswer): Promise<Response> {
+  return fetch(`${base}/rest/v1/auth/signup`, {
+    method: 'POST',
+    headers: { apikey: project.anonKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ email: `user-${randomUUID()}@example.com`, password: 'correct horse battery' }),
+  });
+}
+
+/** Runs `act` while this test holds every connection the cluster has left, then lets them go. */
+async function whileFull<T>(act: () => Promise<T>): Promise<T> {
+  const held: pg.Client[] = [];
+  try {
+    for (let full = false; !full;) {
+      const opened = await Promise.allSettled(Array.from({ length: 10 }, async () => {
+        const client = new pg.Client({ connectionString: inject('tenantDatabaseUrl') });
+        client.on('error', () => undefined);
+        await client.connect();
+        return client;
+      }));
+      for (const result of opened) {
+        if (result.status === 'fulfilled') held.push(result.value);
+        else if ((result.reason as { code?: string }).code === '53300') full = true;
+        else throw result.reason;
+      }
+    }
+    return await act();
+  } finally {
+    await Promise.all(held.map((client) => client.end().catch(() => undefined)));
+  }
+}
+
+/** The status and body of `response`, for one expectation that shows both. */
+const answered = async (response: Response) => `${response.status} ${await response.text()}`;
+
+beforeAll(async () => {
+  p = await restProject('cluster full');
+  busy = p.project;
+  for (let i = 0; i < 3; i++) fresh.push(await createProject(p.operator, `cluster full ${i}`));
+  for (const project of [busy, ...fresh]) await prepare(project);
+  await dataPlanesCaughtUp(10_000);
+});
+
+afterAll(async () => {
+  // Their connections go with them, rather than holding the cluster for the tests after these.
+  for (const project of [busy, ...fresh]) if (!deleted.has(project.id)) await deleteProject(project);
+});
+
+describe('a full cluster, idle connections of the data API', () => {
+  it('signs a user up on a project auth has no connection to', async () => {
+    await dataApiWrites(replica(0), busy);
+    const answer = await whileFull(async () => answered(await signUp(replica(0), fresh[0]!)));
+    expect(answer.slice(0, 3), answer).toBe('201');
+  });
+
+  it('lists objects of a project storage has no connection to', async () => {
+    await dataApiWrites(replica(0), busy);
+    const answer = await whileFull(async () => answered(await fetch(replica(0) + objects(fresh[0]!.id), { headers: { apikey: fresh[0]!.serviceKey } })));
+    expect(answer, answer).toBe('200 {"objects":[],"prefixes":[]}');
+  });
+});
+
+describe("a full cluster, idle connections of auth or storage (the other replica, whose data API has none)", () => {
+  it("answers the data API on storage's", async () => {
+    await storageLists(replica(1), busy);
+    const answer = await whileFull(async () => answered(await fetch(`${replica(1)}/rest/v1/items?select=id&limit=1`, { headers: { apikey: fresh[1]!.serviceKey } })));
+    expect(answer, answer).toBe('200 []');
+  });
+
+  it("answers the data API on auth's", async () => {
+    // The test before left the data API a connection on this replica: its project goes, and its connections with it.
+    await deleteProject(fresh[1]!);
+    await dataPlanesCaughtUp(10_000);
+    await signUps(replica(1), busy);
+    const answer = await whileFull(async () => answered(await fetch(`${replica(1)}/rest/v1/items?select=id&limit=1`, { headers: { apikey: fresh[2]!.serviceKey } })));
+    expect(answer, answer).toBe('200 []');
+  });
+});
