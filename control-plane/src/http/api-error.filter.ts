@@ -42,6 +42,27 @@ export function toErrorResponse(error: unknown, log: Logger): { status: number; 
   return { status: 500, body: { code: 'internal_error', message: 'internal error', details: null, hint: null } };
 }
 
+/**
+ * A request's URL for the log: a service key may travel in the query
+ * (`?apikey=`, API.md → Credentials), and a log line must never carry it.
+ */
+export function loggableUrl(url: string): string {
+  const start = url.indexOf('?');
+  if (start < 0) return url;
+  const parameters = url.slice(start + 1).split('&').map((parameter) => {
+    const equals = parameter.indexOf('=');
+    const name = equals < 0 ? parameter : parameter.slice(0, equals);
+    let decoded = name;
+    try {
+      decoded = decodeURIComponent(name.replace(/\+/g, ' '));
+    } catch {
+      /* not percent-encoded UTF-8: as it is */
+    }
+    return decoded.trim().toLowerCase() === 'apikey' ? `${name}=[redacted]` : parameter;
+  });
+  return `${url.slice(0, start)}?${parameters.join('&')}`;
+}
+
 @Catch()
 export class ApiErrorFilter implements ExceptionFilter {
   constructor(private readonly log: Logger) {}
@@ -50,7 +71,7 @@ export class ApiErrorFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const { status, body } = toErrorResponse(error, this.log);
-    if (status >= 500) this.log.warn({ url: request.url, status }, 'request failed');
+    if (status >= 500) this.log.warn({ url: loggableUrl(request.url), status }, 'request failed');
     // A body over the limit: Fastify would close the connection with the rest unread, and the reset may lose this
     // answer on the way (the gateway read it as an unreachable control plane); kept open, the rest is read and dropped.
     if (status === 413) void reply.removeHeader('connection');
