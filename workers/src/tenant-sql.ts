@@ -5,9 +5,12 @@
  * sets them, and the applied-version marker.
  */
 import { TAKE_DDL_LOG_STATEMENT } from '@baseplane/contracts';
+import { scramVerifier } from './scram';
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
+/** A password in a role statement: only its SCRAM verifier, never the password, goes into the statement's text. */
+const passwordLiteral = (password: string) => literal(scramVerifier(password));
 
 /** API roles, one set per cluster, which each project's data-API login takes per request ({@link authenticatorRoleSql}). */
 export function apiRolesSql(): string[] {
@@ -25,10 +28,10 @@ function noinheritLoginSql(role: string, password: string): string[] {
   return [
     `do $$ begin
        if not exists (select from pg_roles where rolname = ${literal(role)}) then
-         create role ${ident(role)} login noinherit nosuperuser nocreatedb nocreaterole noreplication password ${literal(password)};
+         create role ${ident(role)} login noinherit nosuperuser nocreatedb nocreaterole noreplication password ${passwordLiteral(password)};
        end if;
      end $$`,
-    `alter role ${ident(role)} with login noinherit password ${literal(password)}`,
+    `alter role ${ident(role)} with login noinherit password ${passwordLiteral(password)}`,
   ];
 }
 
@@ -62,7 +65,7 @@ export function retireSharedAuthenticatorSql(databaseNames: readonly string[]): 
 }
 
 export function createOwnerRoleSql(ownerRole: string, password: string): string {
-  return `create role ${ident(ownerRole)} login nosuperuser nocreatedb nocreaterole noreplication password ${literal(password)}`;
+  return `create role ${ident(ownerRole)} login nosuperuser nocreatedb nocreaterole noreplication password ${passwordLiteral(password)}`;
 }
 
 /**
