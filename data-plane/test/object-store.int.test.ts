@@ -3,6 +3,7 @@
  * temp directory and on the S3 store against the stack's real S3 server
  * (versitygw). Both must behave the same, down to what a failed upload leaves.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -13,7 +14,8 @@ import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApiError } from '@baseplane/contracts';
 import { createFsObjectStore, openS3ObjectStore, type ByteRange, type ObjectStore } from '@baseplane/contracts/object-store';
-import { resolveS3ServerBin, startS3Server } from '../../deploy/local/src/s3-server';
+import { layoutOf, objectFile } from '../../contracts/src/object-store/fs-layout';
+import { resolveS3ServerBin, s3BucketsDir, startS3Server } from '../../deploy/local/src/s3-server';
 import { createStackLog } from '../../deploy/local/src/stack-log';
 
 const MiB = 1024 * 1024;
@@ -26,6 +28,21 @@ interface OpenedBackend {
   cleanUp: () => Promise<void>;
   /** Unfinished uploads left in the backend: temp files on fs, multipart uploads on S3. */
   leftoverUploads: () => Promise<number>;
+  /** The file holding the object at `key`: the fs store's own, or versitygw's (its posix backend). */
+  fileOf: (key: string) => string;
+}
+
+/**
+ * Makes the file of an object immutable (`chattr +i`, root on ext4 and the like) while `work` runs, so
+ * that the backend really fails to delete it: on S3, versitygw then answers the key in DeleteObjects' Errors.
+ */
+async function undeletable<T>(file: string, work: () => Promise<T>): Promise<T> {
+  execFileSync('chattr', ['+i', file]);
+  try {
+    return await work();
+  } finally {
+    execFileSync('chattr', ['-i', file]);
+  }
 }
 
 const backends: [string, () => Promise<OpenedBackend>][] = [
@@ -37,6 +54,7 @@ const backends: [string, () => Promise<OpenedBackend>][] = [
         store: createFsObjectStore(root),
         cleanUp: () => rm(root, { recursive: true, force: true }),
         leftoverUploads: async () => (await readdir(path.join(root, 'uploads')).catch(() => [])).length,
+        fileOf: (key) => objectFile(layoutOf(path.resolve(root)).objects, key),
       };
     },
   ],
@@ -51,6 +69,7 @@ const backends: [string, () => Promise<OpenedBackend>][] = [
         store,
         cleanUp: async () => client.destroy(),
         leftoverUploads: async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads?.length ?? 0,
+        fileOf: (key) => path.join(s3BucketsDir(inject('dataDir')), bucket, key),
       };
     },
   ],
@@ -110,6 +129,7 @@ describe.each(backends)('%s object store', (kind, open) => {
   let store: ObjectStore;
   let cleanUp: () => Promise<void>;
   let leftoverUploads: () => Promise<number>;
+  let fileOf: (key: string) => string;
   // Every key of this suite lives under one prefix, removed at the end.
   const base = `${randomUUID()}/`;
   const key = (name: string) => `${base}${name}`;
@@ -117,7 +137,7 @@ describe.each(backends)('%s object store', (kind, open) => {
     store.put(key(name), Readable.from([Buffer.from(text)]), { contentType });
 
   beforeAll(async () => {
-    ({ store, cleanUp, leftoverUploads } = await open());
+    ({ store, cleanUp, leftoverUploads, fileOf } = await open());
   });
 
   afterAll(async () => {
@@ -250,6 +270,25 @@ describe.each(backends)('%s object store', (kind, open) => {
     expect(await store.head(key('many/2'))).toMatchObject({ size: 3 });
     const left = await store.list({ prefix: key('many/') });
     expect(left.objects.map((object) => object.key)).toEqual([key('many/2')]);
+  });
+
+  it('deletes the keys it can and leaves out of its answer one the backend refuses, which stays', async () => {
+    for (const name of ['stuck/1', 'stuck/2', 'stuck/3']) await put(name, name);
+    const deleted = await undeletable(fileOf(key('stuck/2')), () => store.deleteMany([key('stuck/1'), key('stuck/2'), key('stuck/3'), key('stuck/never')]));
+    expect(deleted).toEqual([key('stuck/1'), key('stuck/3'), key('stuck/never')]);
+    expect(await store.head(key('stuck/2'))).toMatchObject({ size: 7 });
+    expect(await store.head(key('stuck/1'))).toBeUndefined();
+    expect(await store.head(key('stuck/3'))).toBeUndefined();
+    expect(await store.deleteMany([key('stuck/2')])).toEqual([key('stuck/2')]);
+    expect(await store.head(key('stuck/2'))).toBeUndefined();
+  });
+
+  it.runIf(kind === 's3')('fails a prefix delete when a key under it is refused; a later one finishes', async () => {
+    for (const name of ['held/1', 'held/2', 'held/3']) await put(name, name);
+    const error = await undeletable(fileOf(key('held/2')), () => rejection(store.deletePrefix(key('held/'))));
+    expect(String(error)).toMatch(/refused to delete 1 object\(s\) .*held\/2/);
+    expect((await store.list({ prefix: key('held/') })).objects.map((object) => object.key)).toEqual([key('held/2')]);
+    expect(await store.deletePrefix(key('held/'))).toBe(1);
   });
 
   it('deletes everything under a folder prefix and nothing beside it', async () => {

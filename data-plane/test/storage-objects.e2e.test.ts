@@ -6,11 +6,16 @@
  * services write to (STORAGE_BACKEND: fs in the main pass, the embedded S3
  * server in the second), rows in the tenant database.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { objectKey, type ObjectStore } from '@baseplane/contracts/object-store';
+import { loadConfig } from '@baseplane/contracts';
+import { FS_STORAGE_DIR, objectKey, type ObjectStore } from '@baseplane/contracts/object-store';
+import { layoutOf, objectFile } from '../../contracts/src/object-store/fs-layout';
+import { s3BucketsDir } from '../../deploy/local/src/s3-server';
 import { bearer, call, createProject, signUpOperator, type Operator } from '../../deploy/test/http';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
 import { servicesBackend, servicesStore } from '../../control-plane/test/storage-fixtures';
@@ -435,6 +440,47 @@ describe('deleting', () => {
     expect(await rowOf('docs', 'trash/1.txt')).toBeUndefined();
     expect(await store.head(objectKey(p.project.id, 'docs', 'trash/2.txt'))).toBeUndefined();
   });
+
+  // The file holding an object in the services' store: the fs store's, or the embedded versitygw's (posix backend).
+  const storedFile = (key: string) => {
+    const config = loadConfig(process.env);
+    return config.storageBackend === 'fs'
+      ? objectFile(layoutOf(path.join(inject('dataDir'), FS_STORAGE_DIR)).objects, key)
+      : path.join(s3BucketsDir(inject('dataDir')), config.s3.bucket, key);
+  };
+
+  // An immutable file (chattr +i) is one the store really cannot delete: versitygw answers its key in DeleteObjects' Errors.
+  it.skipIf(servicesBackend() === 's3' && loadConfig(process.env).s3.endpoint !== undefined)(
+    'keeps the row and bytes of an object the store refuses to delete, deletes the others and answers only those', async () => {
+      const paths = ['stuck/1.txt', 'stuck/2.txt', 'stuck/3.txt'];
+      for (const path of paths) expect((await upload('docs', path, 'kept?', operator())).status).toBe(201);
+      const file = storedFile(objectKey(p.project.id, 'docs', 'stuck/2.txt'));
+      execFileSync('chattr', ['+i', file]);
+      let answer;
+      try {
+        answer = await call('DELETE', objects('docs'), { headers: operator(), body: { paths } });
+      } finally {
+        execFileSync('chattr', ['-i', file]);
+      }
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(answer.body).toEqual({ deleted: ['stuck/1.txt', 'stuck/3.txt'] });
+      expect(await rowOf('docs', 'stuck/1.txt')).toBeUndefined();
+      expect(await rowOf('docs', 'stuck/3.txt')).toBeUndefined();
+      expect(await store.head(objectKey(p.project.id, 'docs', 'stuck/1.txt'))).toBeUndefined();
+      expect(await store.head(objectKey(p.project.id, 'docs', 'stuck/3.txt'))).toBeUndefined();
+      // The refused one is still whole: row, bytes, listing, download.
+      expect(await rowOf('docs', 'stuck/2.txt')).toMatchObject({ size: '5', etag: md5('kept?') });
+      const listed = await call('GET', `${objects('docs')}?prefix=stuck/`, { headers: operator() });
+      expect(listed.body.objects.map((object: { path: string }) => object.path)).toEqual(['stuck/2.txt']);
+      const download = await fetchBytes(`${objects('docs')}/download?path=stuck/2.txt`, operator());
+      expect([download.status, download.bytes.toString()]).toEqual([200, 'kept?']);
+      // Once the store lets go, deleting it again finishes the job.
+      const again = await call('DELETE', objects('docs'), { headers: operator(), body: { paths: ['stuck/2.txt'] } });
+      expect(again.body).toEqual({ deleted: ['stuck/2.txt'] });
+      expect(await rowOf('docs', 'stuck/2.txt')).toBeUndefined();
+      expect(await store.head(objectKey(p.project.id, 'docs', 'stuck/2.txt'))).toBeUndefined();
+    },
+  );
 
   it('refuses an empty or malformed body', async () => {
     expect((await call('DELETE', objects('docs'), { headers: operator(), body: { paths: [] } })).status).toBe(400);

@@ -163,16 +163,19 @@ export function createFsObjectStore(root: string): ObjectStore {
 
     async deleteMany(keys: readonly string[]): Promise<string[]> {
       keys.forEach(assertObjectKey);
+      const deleted: string[] = [];
       for (const key of keys) {
         const file = objectFile(objects, key);
         try {
           await fs.unlink(file);
         } catch (error) {
-          if (!isMissing(error)) throw error;
+          // A file that cannot be removed (EPERM, EACCES, EBUSY) stays, and so must its row: left out, as S3's Errors are.
+          if (!isMissing(error)) continue;
         }
+        deleted.push(key);
         await pruneEmptyFolders(path.dirname(file));
       }
-      return [...keys];
+      return deleted;
     },
 
     async deletePrefix(prefix: string): Promise<number> {

@@ -95,9 +95,17 @@ export interface ObjectStore {
   head(key: string): Promise<ObjectInfo | undefined>;
   /** A page of the keys under `prefix`. */
   list(options: ListOptions): Promise<ListPage>;
-  /** Deletes these keys; an absent key is not an error (as in S3). Resolves to the keys asked for. */
+  /**
+   * Deletes these keys; an absent key is not an error (as in S3) and counts as deleted. Resolves
+   * to the keys deleted: a key the backend refused alone (S3's DeleteObjects answers such keys in
+   * `Errors`, a file that cannot be removed on fs) is left out and stays, while the others go. A
+   * failure of the whole call rejects (503 `storage_unavailable` on S3).
+   */
   deleteMany(keys: readonly string[]): Promise<string[]>;
-  /** Deletes every object whose key starts with `prefix` (non-empty, ending in `/`); resolves to how many. */
+  /**
+   * Deletes every object whose key starts with `prefix` (non-empty, ending in `/`); resolves to how
+   * many. Rejects when one of them could not be deleted (after deleting the rest of its batch): a later call goes on.
+   */
   deletePrefix(prefix: string): Promise<number>;
   /** Releases connections; the store is not used afterwards. */
   close(): Promise<void>;

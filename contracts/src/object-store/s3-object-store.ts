@@ -225,10 +225,12 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
 
     async deleteMany(keys: readonly string[]): Promise<string[]> {
       keys.forEach(assertObjectKey);
+      const refused = new Set<string>();
       for (let at = 0; at < keys.length; at += DELETE_BATCH) {
-        await deleteBatch(client, Bucket, keys.slice(at, at + DELETE_BATCH), answerTimeoutMs);
+        const batch = await deleteBatch(client, Bucket, keys.slice(at, at + DELETE_BATCH), answerTimeoutMs);
+        for (const error of batch) refused.add(error.Key ?? '');
       }
-      return [...keys];
+      return keys.filter((key) => !refused.has(key));
     },
 
     async deletePrefix(prefix: string): Promise<number> {
@@ -241,7 +243,9 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
         ).catch(rethrowUnavailable);
         const keys = (page.Contents ?? []).map((object) => object.Key!);
         if (keys.length === 0) return deleted;
-        await deleteBatch(client, Bucket, keys, answerTimeoutMs);
+        const refused = await deleteBatch(client, Bucket, keys, answerTimeoutMs);
+        // Listed again, they would be asked for again for ever; the caller tries the whole prefix again later.
+        if (refused.length > 0) throw new Error(`S3 refused to delete ${refused.length} object(s) under "${prefix}", e.g. ${describeRefusal(refused[0]!)}`);
         deleted += keys.length;
       }
     },
@@ -270,16 +274,28 @@ async function ensureBucket(client: S3Client, Bucket: string): Promise<void> {
   }
 }
 
-async function deleteBatch(client: S3Client, Bucket: string, keys: string[], answerTimeoutMs: number): Promise<void> {
+/** One key S3 did not delete, as DeleteObjects answers it. */
+interface DeleteRefusal {
+  Key?: string;
+  Code?: string;
+  Message?: string;
+}
+
+/**
+ * Deletes up to {@link DELETE_BATCH} keys in one DeleteObjects; answers the keys it refused. S3
+ * answers 200 even when some fail (each in `Errors`, the others deleted): a call failing as a
+ * whole is 503, as other calls' are, and what it deleted before failing is not known.
+ */
+async function deleteBatch(client: S3Client, Bucket: string, keys: string[], answerTimeoutMs: number): Promise<DeleteRefusal[]> {
   const answer = await answered(answerTimeoutMs, (abortSignal) => client.send(
     new DeleteObjectsCommand({ Bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }),
     { abortSignal },
   )).catch(rethrowUnavailable);
-  const failed = answer.Errors ?? [];
-  if (failed.length > 0) {
-    const first = failed[0]!;
-    throw new Error(`S3 refused to delete ${failed.length} object(s), e.g. "${first.Key}": ${first.Code} ${first.Message ?? ''}`.trim());
-  }
+  return answer.Errors ?? [];
+}
+
+function describeRefusal(refusal: DeleteRefusal): string {
+  return `"${refusal.Key}": ${refusal.Code ?? ''} ${refusal.Message ?? ''}`.trim();
 }
 
 type RetryStrategyV2 = Extract<NonNullable<S3ClientConfig['retryStrategy']>, { acquireInitialRetryToken: unknown }>;

@@ -8,7 +8,8 @@
  * decides before a byte is stored, and the row's lock makes writers of one path
  * take turns), then streams the bytes to the store, then records their size and
  * etag and commits; a failure anywhere rolls the row back and the store keeps
- * nothing of a failed upload. A delete removes rows and bytes in one transaction.
+ * nothing of a failed upload. A delete removes rows and bytes in one transaction;
+ * an object the store refuses to delete keeps its row and is not in the answer.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
@@ -109,7 +110,11 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
           return reply.status(201).send(object);
         } catch (error) {
           // Bytes stored but the row not committed: a new object's bytes go (a replaced one's cannot come back).
-          if (stored && !upsert) await storage.store.deleteMany([key]).catch((cleanup) => request.log.error({ err: cleanup, key }, 'could not remove the bytes of a failed upload'));
+          if (stored && !upsert) {
+            await storage.store.deleteMany([key])
+              .then((removed) => { if (removed.length === 0) throw new Error('the object store refused to delete it'); })
+              .catch((cleanup) => request.log.error({ err: cleanup, key }, 'could not remove the bytes of a failed upload'));
+          }
           file.file.resume();
           // The store may have destroyed the file stream (413 mid-way): busboy then stops taking the body, and the rest
           // would sit unread on a kept-alive connection, stalling the client's next request on it. It is read and dropped.
@@ -149,17 +154,28 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
         return storage.urls.sign({ projectId: project.projectId, bucket, path: query.path }, expiresIn);
       });
 
+      // Rows go first, under the caller's policies, then the bytes of those rows. Objects the store refuses
+      // to delete (S3 answers them in DeleteObjects' `Errors`) keep their rows: the deletion is undone back to
+      // the savepoint and done again for the others only, and the answer lists what was deleted, as
+      // Supabase's does. A store that fails as a whole (503) rolls every row back; a retry finishes the job.
       scope.delete('/', async (request) => {
         const { project, caller, bucket } = await access(request);
         const { paths } = validate(DeleteObjectsBody, request.body, 'body');
         const keys = new Map(paths.map((path) => [path, keyOf(project.projectId, bucket, path)]));
-        const deleted = await storage.db.transaction(project.projectId, caller, [{
+        const deleteRows = (of: string[]): StorageStatement => ({
           name: 'bp_storage_delete',
           text: 'delete from storage.objects where bucket = $1 and path = any($2::text[]) returning path',
-          values: [bucket, [...keys.keys()]],
-        }], async ([rows]) => {
-          const gone = new Set(rows!.map((row) => row.path!));
-          await storage.store.deleteMany([...gone].map((path) => keys.get(path)!));
+          values: [bucket, of],
+        });
+        const deleted = await storage.db.transaction(project.projectId, caller, [DELETE_SAVEPOINT, deleteRows([...keys.keys()])], async ([, rows], tx) => {
+          let gone = new Set(rows!.map((row) => row.path!));
+          const removed = new Set(await storage.store.deleteMany([...gone].map((path) => keys.get(path)!)));
+          const refused = [...gone].filter((path) => !removed.has(keys.get(path)!));
+          if (refused.length > 0) {
+            request.log.warn({ bucket, refused }, 'the object store refused to delete some objects; their rows are kept');
+            const [, again] = await tx.commit([UNDO_DELETE, deleteRows([...gone].filter((path) => removed.has(keys.get(path)!)))]);
+            gone = new Set(again!.map((row) => row.path!));
+          }
           return paths.filter((path, i) => gone.has(path) && paths.indexOf(path) === i);
         }, { name: bucket });
         return { deleted };
@@ -168,6 +184,9 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
     { prefix: '/api/projects/:projectId/storage/buckets/:bucket/objects' },
   );
 }
+
+const DELETE_SAVEPOINT: StorageStatement = { name: 'bp_storage_delete_savepoint', text: 'savepoint bp_storage_delete', values: [] };
+const UNDO_DELETE: StorageStatement = { name: 'bp_storage_delete_undo', text: 'rollback to savepoint bp_storage_delete', values: [] };
 
 /**
  * The statement that writes the object's row under the caller's policies
