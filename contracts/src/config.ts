@@ -95,9 +95,17 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
 }
 
-/** Hides the password part of a URL before it goes into an error line. */
+/**
+ * Hides the password part of every URL in `raw` (an error line, an SMTP URL
+ * shown to operators): `scheme://user:***@host`. The credentials end at the
+ * authority's last `@`, so a password holding a raw `@` is hidden whole, and
+ * an empty user name (`smtp://:password@host`) hides its password too.
+ */
 export function redact(raw: string): string {
-  return raw.replace(/\/\/([^:@/]+):([^@/]*)@/, '//$1:***@');
+  return raw.replace(/\/\/([^\s/?#]*)@/g, (whole, userinfo: string) => {
+    const colon = userinfo.indexOf(':');
+    return colon < 0 ? whole : `//${userinfo.slice(0, colon)}:***@`;
+  });
 }
 
 /** The SQL console's limits: SQL_STATEMENT_TIMEOUT_MS (default 60 s) and SQL_ROW_CAP (default 10,000). Read by the control plane. */
