@@ -17,7 +17,7 @@
  * @temporalio/client, a dependency of the control plane.)
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -375,6 +375,9 @@ it('logs no secret, nor any URL carrying a password', async () => {
   const logDir = inject('logDir');
   const files = (await readdir(logDir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
   expect(files.map((file) => file.name)).toEqual(expect.arrayContaining(['control-plane.log', 'data-plane.log', 'worker.log', 'postgres.log']));
+  // Readable by the stack's user only: the data directory lets every local user through (o+x) for PostgreSQL.
+  expect((await stat(logDir)).mode & 0o077).toBe(0);
+  for (const file of files) expect((await stat(path.join(file.parentPath, file.name))).mode & 0o077, file.name).toBe(0);
   const leaks: string[] = [];
   let mailFailures = 0;
   for (const file of files) {

@@ -33,13 +33,15 @@ export function createStackLog(options: StackLogOptions): StackLog {
   const files = new Map<string, fs.WriteStream>();
   // Lines can trail in after close() (a dying child's last words); they only go to the console.
   let closed = false;
-  if (options.logDir !== undefined) fs.mkdirSync(options.logDir, { recursive: true });
+  // The owner's only: the data directory above lets every local user through (o+x, for PostgreSQL's system user),
+  // and the path of a log is easily guessed.
+  if (options.logDir !== undefined) fs.mkdirSync(options.logDir, { recursive: true, mode: 0o700 });
 
   const fileFor = (part: string): fs.WriteStream | undefined => {
     if (options.logDir === undefined || closed) return undefined;
     let file = files.get(part);
     if (file === undefined) {
-      file = fs.createWriteStream(path.join(options.logDir, `${part}.log`), { flags: 'a' });
+      file = fs.createWriteStream(path.join(options.logDir, `${part}.log`), { flags: 'a', mode: 0o600 });
       files.set(part, file);
     }
     return file;
