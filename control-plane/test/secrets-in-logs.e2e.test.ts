@@ -409,9 +409,11 @@ it('answers no secret in a refusal, and never one the caller was not given', () 
   const leaks: string[] = [];
   const never = new Set([...secrets.keys()].filter((name) => !answerable.has(name)));
   for (const { what, answer } of answers) {
-    const names = answer.status >= 400 ? found(answer.text) : found(answer.text, answerable).filter((name) => never.has(name) || codes.has(name));
-    for (const name of names) leaks.push(`${name} in ${what}: ${answer.text.slice(0, 300)}`);
-    for (const match of answer.text.matchAll(URL_WITH_PASSWORD)) leaks.push(`URL with a password in ${what}: ${match[0]}`);
+    // The body and the headers (a Location, a Server-Timing, a Set-Cookie would carry one as well).
+    const text = `${[...answer.headers].map(([name, value]) => `${name}: ${value}`).join('\n')}\n\n${answer.text}`;
+    const names = answer.status >= 400 ? found(text) : found(text, answerable).filter((name) => never.has(name) || codes.has(name));
+    for (const name of names) leaks.push(`${name} in ${what}: ${text.slice(0, 600)}`);
+    for (const match of text.matchAll(URL_WITH_PASSWORD)) leaks.push(`URL with a password in ${what}: ${match[0]}`);
     if (answer.status >= 500) expect(answer.text, what).not.toMatch(/\bat .+\(.+:\d+:\d+\)|node_modules|\/src\//);
   }
   expect(answers.some(({ answer }) => answer.status === 503)).toBe(true);
