@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -554,11 +554,19 @@ describe('S3 object store when its server hangs', () => {
 async function shapingRelayTo(
   endpoint: string,
   shape: { bytesPerSecond?: number; stallAfterBytes?: number },
-): Promise<{ endpoint: string; stalled(): number; close(): Promise<void> }> {
+): Promise<{ endpoint: string; stalled(): number; partition(cut: boolean): void; close(): Promise<void> }> {
   const target = new URL(endpoint);
   const sockets = new Set<net.Socket>();
   let stalled = 0;
+  let cut = false;
   const server = net.createServer((client) => {
+    if (cut) {
+      // Partitioned: the connection is taken, and nothing ever reaches the server or comes back.
+      sockets.add(client);
+      client.on('close', () => sockets.delete(client));
+      client.on('error', () => undefined);
+      return;
+    }
     const upstream = net.connect(Number(target.port), target.hostname);
     for (const socket of [client, upstream]) {
       sockets.add(socket);
@@ -599,6 +607,11 @@ async function shapingRelayTo(
   return {
     endpoint: `http://127.0.0.1:${port}`,
     stalled: () => stalled,
+    /** Cutting drops every connection and holds new ones without relaying; lifting it relays new ones again. */
+    partition(on) {
+      cut = on;
+      if (on) for (const socket of sockets) socket.destroy();
+    },
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
@@ -655,6 +668,107 @@ describe('S3 object store when its server stops taking an upload', () => {
       const read = await store.get('p/b/slow.bin');
       expect(createHash('md5').update(await bytesOf(read.body)).digest('hex')).toBe(source.md5);
     } finally {
+      await store.close();
+      await relay.close();
+    }
+  }, 60_000);
+});
+
+/** The pid of the process whose command line names `marker` (a versitygw started on a data directory of its own). */
+async function pidNaming(marker: string): Promise<number> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.split('\0').includes(marker)) return Number(entry);
+  }
+  throw new Error(`no process names ${marker}`);
+}
+
+describe('S3 object store when its server stalls as a whole mid-upload', () => {
+  it('answers 503 after the stall timeout and leaves nothing behind once the server is back', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'baseplane-s3-paused-'));
+    const log = createStackLog({ quiet: true, logDir: path.join(dataDir, 'logs') });
+    const server = await startS3Server({ bin: resolveS3ServerBin(process.env), dataDir, log });
+    const pid = await pidNaming(s3BucketsDir(dataDir));
+    const bucket = 'paused';
+    const store = await openS3ObjectStore({ ...server, forcePathStyle: true, bucket, uploadStallTimeoutMs: 1_000, answerTimeoutMs: 1_000 });
+    const client = new S3Client({ endpoint: server.endpoint, region: server.region, forcePathStyle: true, credentials: server });
+    const multipartUploads = async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads?.length ?? 0;
+    let paused = false;
+    try {
+      // 16 MiB coming in at ~16 MiB/s: the multipart upload exists for a while before the body ends.
+      const block = Buffer.alloc(64 * 1024, 3);
+      let sent = 0;
+      const slow = new Readable({
+        read() {
+          if (sent >= 16 * MiB) return void this.push(null);
+          sent += block.length;
+          setTimeout(() => this.push(block), 4);
+        },
+      });
+      const outcome = rejection(store.put('p/b/paused.bin', slow, { contentType: 'application/octet-stream' }));
+      while ((await multipartUploads()) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      process.kill(pid, 'SIGSTOP');
+      paused = true;
+      const started = Date.now();
+      const error = await Promise.race([outcome, new Promise((resolve) => setTimeout(() => resolve(new Error('still waiting after 20 s')), 20_000))]);
+      expect(error, String(error)).toBeInstanceOf(ApiError);
+      expect((error as ApiError).toBody()).toMatchObject({ code: 'storage_unavailable' });
+      expect(Date.now() - started).toBeLessThan(10_000);
+      process.kill(pid, 'SIGCONT');
+      paused = false;
+      // The Upload's own abort timed out, but its bytes were in the server's socket buffer: it ran on SIGCONT
+      // (the store's own later abort then finds nothing to do).
+      const deadline = Date.now() + 15_000;
+      while ((await multipartUploads()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await multipartUploads()).toBe(0);
+      expect(await store.head('p/b/paused.bin')).toBeUndefined();
+    } finally {
+      if (paused) process.kill(pid, 'SIGCONT');
+      client.destroy();
+      await store.close();
+      await server.stop();
+      await log.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe('S3 object store cut off from its server mid-upload', () => {
+  it('answers 503 and aborts the multipart upload once the server is reachable again, the Upload\'s own abort having failed', async () => {
+    const relay = await shapingRelayTo(inject('s3').endpoint, {});
+    const bucket = `cut-${randomUUID().slice(0, 8)}`;
+    const store = await openS3ObjectStore({ ...inject('s3'), endpoint: relay.endpoint, forcePathStyle: true, bucket, uploadStallTimeoutMs: 1_000, answerTimeoutMs: 1_000 });
+    const client = new S3Client({ endpoint: inject('s3').endpoint, region: inject('s3').region, forcePathStyle: true, credentials: inject('s3') });
+    const multipartUploads = async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads?.length ?? 0;
+    try {
+      const block = Buffer.alloc(64 * 1024, 5);
+      let sent = 0;
+      const slow = new Readable({
+        read() {
+          if (sent >= 16 * MiB) return void this.push(null);
+          sent += block.length;
+          setTimeout(() => this.push(block), 4);
+        },
+      });
+      const outcome = rejection(store.put('p/b/cut.bin', slow, { contentType: 'application/octet-stream' }));
+      while ((await multipartUploads()) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      relay.partition(true);
+      const started = Date.now();
+      const error = await Promise.race([outcome, new Promise((resolve) => setTimeout(() => resolve(new Error('still waiting after 20 s')), 20_000))]);
+      expect(error, String(error)).toBeInstanceOf(ApiError);
+      expect((error as ApiError).toBody()).toMatchObject({ code: 'storage_unavailable' });
+      expect(Date.now() - started).toBeLessThan(10_000);
+      // Nothing of the abort reached the server while cut off.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(await multipartUploads()).toBe(1);
+      relay.partition(false);
+      const deadline = Date.now() + 20_000;
+      while ((await multipartUploads()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await multipartUploads()).toBe(0);
+      expect(await store.head('p/b/cut.bin')).toBeUndefined();
+    } finally {
+      client.destroy();
       await store.close();
       await relay.close();
     }

@@ -5,6 +5,7 @@
  * memory holds a few parts at most whatever the object's size.
  */
 import {
+  AbortMultipartUploadCommand,
   CreateBucketCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -66,6 +67,13 @@ const ANSWER_TIMEOUT_MS = 30_000;
  * about 5 MiB per this timeout (~170 KB/s) may be taken for a stalled one.
  */
 const UPLOAD_STALL_TIMEOUT_MS = 30_000;
+/**
+ * A failed upload's multipart upload is aborted again in the background, its first try right
+ * away, then after 1 s, 2 s, … up to a minute apart, for at most this long: the Upload's own
+ * abort fails when the server is down or stalled as a whole, and its parts would stay for ever.
+ */
+const LEFTOVER_ABORT_MS = 15 * 60_000;
+const LEFTOVER_ABORT_MAX_DELAY_MS = 60_000;
 /** DeleteObjects takes at most this many keys per request. */
 const DELETE_BATCH = 1000;
 
@@ -101,6 +109,31 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
   });
   const Bucket = options.bucket;
   const answerTimeoutMs = options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
+  let closed = false;
+
+  /**
+   * Makes sure the multipart upload of a failed put is gone: tries AbortMultipartUpload until the
+   * server answers it (NoSuchUpload when the Upload's own abort went through) or {@link LEFTOVER_ABORT_MS} pass.
+   */
+  const abortLeftover = (key: string, uploadId: string): void => {
+    const giveUpAt = Date.now() + LEFTOVER_ABORT_MS;
+    let delay = 1_000;
+    const attempt = async (): Promise<void> => {
+      try {
+        await answered(answerTimeoutMs, (abortSignal) => client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId: uploadId }), { abortSignal }));
+        return;
+      } catch (error) {
+        // NoSuchUpload (404) once it is gone; any answer short of a 5xx will not change on a retry.
+        const status = statusOf(error);
+        if (status !== undefined && status < 500) return;
+      }
+      if (closed || Date.now() + delay > giveUpAt) return;
+      setTimeout(() => void attempt(), delay).unref();
+      delay = Math.min(delay * 2, LEFTOVER_ABORT_MAX_DELAY_MS);
+    };
+    void attempt();
+  };
+
   try {
     await ensureBucket(client, Bucket);
   } catch (error) {
@@ -151,10 +184,11 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
       } catch (error) {
         // The service failed mid-way: stop reading the source too, so the sender is not left hanging.
         meter.destroy();
+        if (upload.uploadId) abortLeftover(key, upload.uploadId);
         // Filesystem-backed servers (versitygw's posix backend) cannot hold both `a` and `a/b`.
         if (statusOf(error) === 409) throw nameTakenByFolderOrObject(key, describe(error));
-        // A request of the upload made no progress for uploadStallMs (the Upload has then aborted its
-        // multipart upload, on a fresh connection; were that stalled too, the abort's timeout is what arrives).
+        // A request of the upload made no progress for uploadStallMs. The Upload has then tried to abort its
+        // multipart upload (were that stalled too, its timeout is what arrives); abortLeftover makes sure.
         if ((error as Error | undefined)?.name === 'TimeoutError') {
           throw storageUnavailable(`the object store made no progress on the upload for ${uploadStallMs / 1000} s`);
         }
@@ -251,6 +285,7 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
     },
 
     async close(): Promise<void> {
+      closed = true;
       client.destroy();
       uploadClient.destroy();
     },
