@@ -151,6 +151,9 @@ export function planRequest(request: ApiRequest, snapshot: SchemaSnapshot): Plan
   }
 }
 
+/** Distinct key sets a `Prefer: missing=default` bulk insert may carry (each is one INSERT of the statement). */
+export const MAX_KEY_SETS = 100;
+
 /**
  * The objects of a bulk insert grouped by their set of keys (first-seen
  * order), each group as the positions of its objects in the body: the values
@@ -165,9 +168,17 @@ function keyGroups(value: unknown, relation: RelationInfo, only: string[] | unde
     // With columns=, keys outside it are ignored, as they are without missing=default.
     const names = Object.keys(row).filter((name) => !allowed || allowed.has(name)).sort();
     const key = JSON.stringify(names);
-    const group = groups.get(key) ?? { names, ordinals: [] };
+    let group = groups.get(key);
+    if (!group) {
+      // Each key set is an INSERT of its own in the statement, and PostgreSQL plans them all at once: a few
+      // thousand (a small body of objects with every subset of 12 columns) took gigabytes of its memory.
+      if (groups.size === MAX_KEY_SETS) {
+        throw invalidRequest(`under Prefer: missing=default a bulk insert takes objects of at most ${MAX_KEY_SETS} different sets of keys`, null, 'give the objects the same keys (null where a value is not known), or send them in several requests');
+      }
+      group = { names, ordinals: [] };
+      groups.set(key, group);
+    }
     group.ordinals.push(index + 1);
-    groups.set(key, group);
   });
   return [...groups.values()].map(({ names, ordinals }) => ({
     columns: names.map((name) => relation.columnsByName.get(name) ?? (() => { throw unknownColumn(name, relation.name); })()),

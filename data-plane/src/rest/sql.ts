@@ -116,19 +116,30 @@ function bodyRows(plan: InsertPlan, payload: string): string {
   return `(select * from json_populate_recordset(null::${qualified(plan.relation.name)}, (select case when json_typeof(j) = 'array' then j else json_build_array(j) end from (select ${payload}::json as j) _p))) _r`;
 }
 
-/** The objects of the body array at the given 1-based positions, as rows of the table: taken out by PostgreSQL, never re-encoded. */
-function bodyRowsAt(plan: InsertPlan, payload: string, ordinals: string): string {
-  return `(select _o.* from json_array_elements(${payload}::json) with ordinality _e(j, n) cross join lateral json_populate_record(null::${qualified(plan.relation.name)}, _e.j) _o where _e.n = any(${ordinals}::int[]) order by _e.n) _r`;
+/**
+ * The objects of the body array whose key set is group `group`, in body order,
+ * as rows of the table: taken out by PostgreSQL from `elements` (the body's
+ * elements, split once), never re-encoded. `groupOf` is an int[] whose n-th
+ * entry is the group of the n-th object, so each object's test is one lookup.
+ */
+function bodyRowsOfGroup(plan: InsertPlan, groupOf: string, group: number): string {
+  return `(select _o.* from pgrst_body _e cross join lateral json_populate_record(null::${qualified(plan.relation.name)}, _e.j) _o where (${groupOf}::int[])[_e.n] = ${group} order by _e.n) _r`;
 }
 
 function insertSql(plan: InsertPlan): Statement {
   const params = new Params();
   if (plan.groups) {
     // Prefer: missing=default — one INSERT per set of keys, so each leaves out (defaults) what its objects lack.
+    // The body is split into its elements once, and each object's group is looked up by position: an `= any(positions)`
+    // per group scanned every position for every object (quadratic), and a split per group read the body once per group.
     const payload = params.add(plan.body);
-    const ctes = plan.groups.map((group, i) => `pgrst_g${i} as (${insertOf(plan, group.columns, bodyRowsAt(plan, payload, params.add(group.ordinals)), params)})`);
+    const groupOf: number[] = [];
+    plan.groups.forEach((group, i) => { for (const ordinal of group.ordinals) groupOf[ordinal - 1] = i; });
+    const groupParam = params.add(groupOf);
+    const body = `pgrst_body as materialized (select _e.j, _e.n from json_array_elements(${payload}::json) with ordinality _e(j, n))`;
+    const ctes = plan.groups.map((group, i) => `pgrst_g${i} as (${insertOf(plan, group.columns, bodyRowsOfGroup(plan, groupParam, i), params)})`);
     const union = plan.groups.map((_, i) => `select * from pgrst_g${i}`).join(' union all ');
-    return { text: `with ${ctes.join(', ')}, pgrst_mutation as (${union}) ${mutationAnswerSql(plan, params)}`, values: params.values };
+    return { text: `with ${body}, ${ctes.join(', ')}, pgrst_mutation as (${union}) ${mutationAnswerSql(plan, params)}`, values: params.values };
   }
   const insert = insertOf(plan, plan.columns, bodyRows(plan, params.add(plan.body)), params);
   return { text: `with pgrst_mutation as (${insert}) ${mutationAnswerSql(plan, params)}`, values: params.values };
