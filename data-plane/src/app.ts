@@ -88,7 +88,7 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
   app.setNotFoundHandler((_request, reply) => {
     void reply.status(404).send(new ApiError(404, 'not_found', 'no such route').toBody());
   });
-  app.setErrorHandler((error, _request, reply) => {
+  app.setErrorHandler((error, request, reply) => {
     if (error instanceof RateLimitedError) void reply.header('retry-after', String(error.retryAfterSeconds));
     if (error instanceof ApiError) return reply.status(error.status).send(error.toBody());
     const status = (error as { statusCode?: number }).statusCode;
@@ -108,6 +108,11 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
     if (status && status < 500) {
       const invalidJson = /JSON/i.test((error as Error).message);
       return reply.status(status).send(new ApiError(status, invalidJson ? 'invalid_json' : 'invalid_request', invalidJson ? 'request body is not valid JSON' : 'invalid request').toBody());
+    }
+    // The client went away mid-request (an upload reset half-way): no one is left to answer, and nothing failed here.
+    if (request.raw.aborted || request.raw.socket?.destroyed) {
+      deps.log.debug({ err: error }, 'request abandoned by its client');
+      return reply.status(400).send(new ApiError(400, 'request_aborted', 'the client closed the connection before the request was whole').toBody());
     }
     deps.log.error({ err: error }, 'unhandled error');
     return reply.status(500).send(new ApiError(500, 'internal_error', 'internal error').toBody());
