@@ -4,8 +4,7 @@
  * schemas with `auth.uid()`, `auth.role()`, `auth.jwt()`, grants as Supabase
  * sets them, and the applied-version marker.
  */
-import { TAKE_DDL_LOG_STATEMENT } from '@baseplane/contracts';
-import { scramVerifier } from './scram';
+import { TAKE_DDL_LOG_STATEMENT, scramVerifier } from '@baseplane/contracts';
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;

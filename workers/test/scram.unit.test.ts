@@ -5,7 +5,7 @@
  */
 import { createHash, createHmac, pbkdf2Sync } from 'node:crypto';
 import { expect, it } from 'vitest';
-import { scramVerifier } from '../src/scram';
+import { scramVerifier } from '@baseplane/contracts';
 import { applyRoleSql, authenticatorRoleSql, createOwnerRoleSql } from '../src/tenant-sql';
 
 const password = 'k1dHY022HCZQrs1dy0ITKiCKIQ3piSWgz1bWBcoHpSM';
