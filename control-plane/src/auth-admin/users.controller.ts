@@ -23,7 +23,7 @@ import {
 import * as store from '@baseplane/contracts/user-directory';
 import { PG_POOL } from '../app.module';
 import { ARGON2_OPTIONS } from '../accounts/accounts.service';
-import { CallerResolver } from '../http/caller';
+import { CallerResolver, withoutApiKey } from '../http/caller';
 import { validate } from '../http/validate';
 import { TenantConnections } from '../tenants/tenant-connections';
 
@@ -46,7 +46,7 @@ export class UsersController {
   @Get()
   async list(@Req() request: FastifyRequest, @Param('id') rawId: string, @Query() query: unknown): Promise<{ users: EndUser[]; total: number }> {
     const id = await this.callers.activeProjectId(request, rawId);
-    const { search, limit, offset } = validate(ListEndUsersQuery, query, 'query');
+    const { search, limit, offset } = validate(ListEndUsersQuery, withoutApiKey(query), 'query');
     const page = await this.tenants.transaction(id, (tx) =>
       store.listUsers(tx, search?.trim() || undefined, Math.min(Number(limit ?? DEFAULT_PAGE), MAX_PAGE), Number(offset ?? 0)),
     );

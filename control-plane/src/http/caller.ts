@@ -18,6 +18,12 @@ export function apiKeyOf(request: FastifyRequest): string | undefined {
   return typeof query === 'string' && query !== '' ? query : undefined;
 }
 
+/** A query string without `apikey`, which is how the service key may travel (API.md → Credentials), not a parameter of the call. */
+export function withoutApiKey(query: unknown): Record<string, unknown> {
+  const { apikey: _key, ...parameters } = (query ?? {}) as Record<string, unknown>;
+  return parameters;
+}
+
 export class CallerResolver {
   constructor(private readonly db: Pool, private readonly tokens: PlatformTokenService) {}
 

@@ -6,7 +6,7 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Re
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, CreateProjectBody, EventsQuery, IdParam, ListProjectsQuery, RotateKeyBody, notFound } from '@baseplane/contracts';
 import { validate } from '../http/validate';
-import { CallerResolver } from '../http/caller';
+import { CallerResolver, withoutApiKey } from '../http/caller';
 import { AccountsService } from '../accounts/accounts.service';
 import { ProjectsService } from './projects.service';
 import type { CommandContext } from '../domain/handle-command';
@@ -113,9 +113,7 @@ export class ProjectsController {
   async events(@Req() request: FastifyRequest, @Param() params: unknown, @Query() query: unknown) {
     const { id } = validate(IdParam, params, 'path');
     await this.callers.forProject(request, id);
-    // `apikey` is how the service key may travel (API.md → Credentials), not a parameter of the history.
-    const { apikey: _key, ...parameters } = (query ?? {}) as Record<string, unknown>;
-    const { after, limit } = validate(EventsQuery, parameters, 'query');
+    const { after, limit } = validate(EventsQuery, withoutApiKey(query), 'query');
     return this.projects.events(id, Number(after ?? 0), Math.min(Number(limit ?? 100), 1000));
   }
 
