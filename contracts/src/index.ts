@@ -9,6 +9,7 @@ export * from './events';
 export * from './keys';
 export * from './platform-token';
 export * from './schema';
+export * from './platform-logins';
 export * from './scram';
 export * from './secrets';
 export * from './transaction';
