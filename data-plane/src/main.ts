@@ -4,7 +4,7 @@
  */
 import pg from 'pg';
 import pino from 'pino';
-import { ApiError, ConfigError, SecretBox, loadServiceConfig, platformTokenKey } from '@baseplane/contracts';
+import { ApiError, ConfigError, PlatformLogins, SecretBox, loadServiceConfig, platformTokenKey } from '@baseplane/contracts';
 import { createObjectStore } from '@baseplane/contracts/object-store';
 import { ProjectDirectory } from './directory/project-directory';
 import { buildDataPlane } from './app';
@@ -29,17 +29,22 @@ async function main(): Promise<void> {
   await directory.start();
   // One room for all the replica's tenant connections: whichever part finds the cluster full, every part's idle ones go.
   const room = new ConnectionRoom();
-  const tenants = new OwnerPools(config.tenantDatabaseUrl, config.platformSecret, room);
+  // Heals a project login whose password owner code changed (platform-logins.ts); one admin connection, opened only then.
+  const tenantAdmin = new pg.Pool({ connectionString: config.tenantDatabaseUrl, max: 1, idleTimeoutMillis: 1_000 });
+  tenantAdmin.on('error', (err) => log.warn({ err }, 'idle tenant admin connection failed'));
+  const logins = new PlatformLogins(config.tenantDatabaseUrl, config.platformSecret, (sql) => tenantAdmin.query(sql), ({ error, ...heal }) =>
+    error ? log.error({ ...heal, err: error }, 'project login refused; resetting its password failed') : log.warn(heal, 'project login refused; its password was reset'));
+  const tenants = new OwnerPools(logins, room);
   const tokens = new AccessTokens(config.platformSecret, config.publicUrl);
   const codes = new CodeBook(config.platformSecret);
   const refreshTokens = new RefreshTokens(config.platformSecret);
   const mailer: Mailer = config.smtpUrl
     ? createMailer(config.smtpUrl, config.mailFrom)
     : { send: () => Promise.reject(new ApiError(503, 'email_unavailable', 'no mail server is configured (SMTP_URL)')) };
-  const dataApi = createDataApi({ directory, tokens, tenantDatabaseUrl: config.tenantDatabaseUrl, platformSecret: config.platformSecret, room, maxConnections: dataApiPoolSize(process.env), pipelines: dataApiPipelines(process.env) });
+  const dataApi = createDataApi({ directory, tokens, logins, room, maxConnections: dataApiPoolSize(process.env), pipelines: dataApiPipelines(process.env) });
   const mailers = new ProjectMailers(mailer, new SecretBox(config.platformSecret));
   const store = await createObjectStore(config);
-  const storageDb = new StorageDb(config.tenantDatabaseUrl, config.platformSecret, room);
+  const storageDb = new StorageDb(logins, room);
   const dropProjectPools = directory.onEvent((event) => {
     if (event.type !== 'ProjectDeleted') return;
     void storageDb.drop(event.data.projectId);
@@ -63,6 +68,7 @@ async function main(): Promise<void> {
     await storageDb.closeAll();
     await store.close();
     await platformDb.end();
+    await tenantAdmin.end();
     process.exit(0);
   };
   process.once('SIGTERM', shutdown);

@@ -3,7 +3,7 @@
  * and the schema cache, kept current by following the project directory's
  * event stream (schema events drop a project's snapshot).
  */
-import { dataApiVariables } from '@baseplane/contracts';
+import { dataApiVariables, type PlatformLogins } from '@baseplane/contracts';
 import type { ProjectDirectory } from '../directory/project-directory';
 import type { AccessTokens } from '../auth/access-tokens';
 import type { ConnectionRoom } from '../tenants/connection-room';
@@ -21,8 +21,8 @@ export interface DataApi {
 export interface DataApiOptions extends DataPoolOptions {
   directory: ProjectDirectory;
   tokens: AccessTokens;
-  tenantDatabaseUrl: string;
-  platformSecret: string;
+  /** The project logins the data API's connections use (healed when refused). */
+  logins: PlatformLogins;
   /** The room the replica's tenant connections share (auth's and storage's too). */
   room: ConnectionRoom;
 }
@@ -39,7 +39,7 @@ export function dataApiPipelines(env: Record<string, string | undefined>): numbe
 
 /** Builds the data API's state and subscribes it to the event stream. */
 export function createDataApi(options: DataApiOptions): DataApi {
-  const pools = new DataPools(options.tenantDatabaseUrl, options.platformSecret, options.room, options);
+  const pools = new DataPools(options.logins, options.room, options);
   const schemas = new SchemaCache((projectId) => pools.loadSnapshot(projectId));
   const stop = options.directory.onEvent((event) => {
     switch (event.type) {

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { ApiError, authenticatorPasswordPurpose, deriveSecret, tenantAuthenticatorRole, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
+import { ApiError, type PlatformLogins } from '@baseplane/contracts';
 import { unreachable, type ConnectionRoom } from '../tenants/connection-room';
 import { ProjectPools } from '../tenants/project-pools';
 import { databaseError } from './db-errors';
@@ -101,16 +101,6 @@ function statementRow(results: StepResult[], statement: Statement): StatementRow
   return { ...row, total: planRows === undefined ? null : Math.round(planRows) };
 }
 
-/**
- * The project's own data-API login to its database (`tenantAuthenticatorRole`,
- * its password derived from PLATFORM_SECRET): never one login shared by all
- * projects, since owner code in a request may reset its role to it.
- */
-export function authenticatorUrl(tenantClusterUrl: string, platformSecret: string, projectId: string): string {
-  const database = tenantDatabaseName(projectId);
-  return tenantOwnerUrl(tenantClusterUrl, tenantAuthenticatorRole(projectId), deriveSecret(platformSecret, authenticatorPasswordPurpose(database)), database);
-}
-
 /** Statement names by text, so each connection parses a statement shape once. */
 const statementNames = new Map<string, string>();
 const MAX_NAMED_STATEMENTS = 2000;
@@ -134,19 +124,19 @@ export class DataPools {
   /** The epoch a pool connection ran its first statement in: its named statements were prepared no earlier. */
   private readonly clientEpochs = new WeakMap<pg.PoolClient, number>();
 
-  constructor(tenantClusterUrl: string, platformSecret: string, private readonly room: ConnectionRoom, options: DataPoolOptions = {}) {
+  constructor(logins: PlatformLogins, private readonly room: ConnectionRoom, options: DataPoolOptions = {}) {
     const connection = (projectId: string) => ({
-      connectionString: authenticatorUrl(tenantClusterUrl, platformSecret, projectId),
+      connectionString: logins.url(projectId, 'authenticator'),
       statement_timeout: REQUEST_STATEMENT_TIMEOUT_MS,
       application_name: 'baseplane-data-plane',
     });
-    this.pools = new ProjectPools((projectId) => new pg.Pool({
+    this.pools = new ProjectPools((projectId) => logins.healing(new pg.Pool({
       ...connection(projectId),
       max: options.maxConnections ?? 10,
       idleTimeoutMillis: 30_000,
       // Recycled now and then: named statements accumulate per connection.
       maxUses: 20_000,
-    }), room);
+    }), projectId, 'authenticator'), room);
     this.pipelines = new Pipelines(connection, options.pipelines ?? 2, room);
   }
 

@@ -17,10 +17,10 @@
  * bypasses RLS): no round trip of their own.
  */
 import pg from 'pg';
-import { ApiError, notFound } from '@baseplane/contracts';
+import { ApiError, notFound, type PlatformLogins } from '@baseplane/contracts';
 import type { ConnectionRoom } from '../tenants/connection-room';
 import { ProjectPools } from '../tenants/project-pools';
-import { BEGIN_STEP, REQUEST_STATEMENT_TIMEOUT_MS, authenticatorUrl, callerSetupStep, wireValues, type Caller } from '../rest/execute';
+import { BEGIN_STEP, REQUEST_STATEMENT_TIMEOUT_MS, callerSetupStep, wireValues, type Caller } from '../rest/execute';
 import { OneSyncBatch, type BatchStep } from '../rest/one-sync';
 import { databaseError } from '../rest/db-errors';
 
@@ -119,9 +119,9 @@ async function runBatch(client: pg.PoolClient, steps: BatchStep[], rulesOf?: (an
 export class StorageDb {
   private readonly pools: ProjectPools;
 
-  constructor(tenantClusterUrl: string, platformSecret: string, room: ConnectionRoom) {
-    this.pools = new ProjectPools((projectId) => new pg.Pool({
-      connectionString: authenticatorUrl(tenantClusterUrl, platformSecret, projectId),
+  constructor(logins: PlatformLogins, room: ConnectionRoom) {
+    this.pools = new ProjectPools((projectId) => logins.healing(new pg.Pool({
+      connectionString: logins.url(projectId, 'authenticator'),
       max: POOL_SIZE,
       idleTimeoutMillis: 30_000,
       // Recycled now and then: named statements accumulate per connection.
@@ -129,7 +129,7 @@ export class StorageDb {
       // As the data API's: each request's setup sets it again ({@link callerSetupStep}).
       statement_timeout: REQUEST_STATEMENT_TIMEOUT_MS,
       application_name: 'baseplane-storage',
-    }), room);
+    }), projectId, 'authenticator'), room);
   }
 
   /** The bucket's rules, read as `service_role` in one round trip; 404 `not_found` when the project has no such bucket. */

@@ -3,9 +3,10 @@
  * role (its password derived from PLATFORM_SECRET): the auth service reads
  * and writes the `auth` schema here. Small pools, made on first use, that
  * make room as the data API's do when the cluster is full (connection-room.ts).
+ * A login refused for its password heals it and tries again (platform-logins.ts).
  */
 import pg from 'pg';
-import { ApiError, deriveSecret, inTransaction, ownerPasswordPurpose, tenantDatabaseName, tenantOwnerRole, tenantOwnerUrl } from '@baseplane/contracts';
+import { ApiError, inTransaction, type PlatformLogins } from '@baseplane/contracts';
 import { unreachable, type ConnectionRoom } from './connection-room';
 import { ProjectPools } from './project-pools';
 import { Pipelines } from '../rest/pipelines';
@@ -24,11 +25,9 @@ export class OwnerPools {
   private readonly pools: ProjectPools;
   private readonly pipelines: Pipelines;
 
-  constructor(tenantClusterUrl: string, platformSecret: string, private readonly room: ConnectionRoom) {
-    const connection = (projectId: string) => ({
-      connectionString: tenantOwnerUrl(tenantClusterUrl, tenantOwnerRole(projectId), deriveSecret(platformSecret, ownerPasswordPurpose(projectId)), tenantDatabaseName(projectId)),
-    });
-    this.pools = new ProjectPools((projectId) => new pg.Pool({ ...connection(projectId), max: 5, idleTimeoutMillis: 30_000 }), room);
+  constructor(logins: PlatformLogins, private readonly room: ConnectionRoom) {
+    const connection = (projectId: string) => ({ connectionString: logins.url(projectId, 'owner') });
+    this.pools = new ProjectPools((projectId) => logins.healing(new pg.Pool({ ...connection(projectId), max: 5, idleTimeoutMillis: 30_000 }), projectId, 'owner'), room);
     // What runs on the shared connections does not wait for the WAL flush at commit: reads have nothing to flush,
     // and a refresh token's rotation lost in a database crash only makes its client sign in again (quick() says why).
     this.pipelines = new Pipelines((projectId) => ({ ...connection(projectId), options: '-c synchronous_commit=off' }), SHARED_PIPELINES, room);
