@@ -6,7 +6,7 @@ import { Controller, Get, Inject, Module, type DynamicModule } from '@nestjs/com
 import { CqrsModule, CommandBus } from '@nestjs/cqrs';
 import { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
-import type { ServiceConfig } from '@baseplane/contracts';
+import type { HealReport, ServiceConfig } from '@baseplane/contracts';
 import { EventStore } from './event-store/event-store';
 import { PlatformSecrets } from './accounts/secrets';
 import { PlatformTokenService } from './accounts/platform-tokens';
@@ -49,6 +49,8 @@ export interface AppDependencies {
   db: Pool;
   temporal: Client;
   waiter: OperationWaiter;
+  /** Hears each owner login healed (its password set back after owner code changed it). */
+  reportHeal?: (heal: HealReport) => void;
 }
 
 @Module({})
@@ -75,7 +77,7 @@ export class AppModule {
             new ProjectsService(db, store, bus, runner, s, c.publicUrl),
           inject: [PG_POOL, EventStore, CommandBus, CommandRunner, PlatformSecrets, CONFIG],
         },
-        { provide: TenantConnections, useFactory: (c: ServiceConfig) => new TenantConnections(c.tenantDatabaseUrl, c.platformSecret), inject: [CONFIG] },
+        { provide: TenantConnections, useFactory: (c: ServiceConfig) => new TenantConnections(c.tenantDatabaseUrl, c.platformSecret, deps.reportHeal), inject: [CONFIG] },
         sqlConsoleProvider(process.env),
         ExecuteProjectCommandHandler,
         ExecuteSchemaCommandHandler,

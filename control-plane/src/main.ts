@@ -42,7 +42,11 @@ async function main(): Promise<void> {
   await waiter.start();
 
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.register({ config, db, temporal, waiter }),
+    AppModule.register({
+      config, db, temporal, waiter,
+      reportHeal: ({ error, ...heal }) =>
+        error ? log.error({ ...heal, err: error }, 'project login refused; resetting its password failed') : log.warn(heal, 'project login refused; its password was reset'),
+    }),
     new FastifyAdapter({ bodyLimit: 1024 * 1024, clientErrorHandler: answerClientError, frameworkErrors: answerFrameworkError }),
     { logger: ['error', 'warn'] },
   );

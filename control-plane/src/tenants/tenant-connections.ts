@@ -1,24 +1,31 @@
 /**
  * Connections to tenant databases as the project's owner role (never a
  * superuser): the SQL console and the management reads and writes run here.
- * The owner's password is derived from PLATFORM_SECRET, so nothing is stored.
+ * The owner's password is derived from PLATFORM_SECRET, so nothing is stored;
+ * owner code that changes it has it set back at the next login (platform-logins.ts).
  */
 import pg from 'pg';
-import { ApiError, deriveSecret, inTransaction, ownerPasswordPurpose, tenantDatabaseName, tenantOwnerRole, tenantOwnerUrl } from '@baseplane/contracts';
+import { ApiError, PlatformLogins, inTransaction, type HealReport } from '@baseplane/contracts';
 
 const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
 
 export class TenantConnections {
   private readonly pools = new Map<string, pg.Pool>();
+  /** The cluster's admin connection, opened only to heal an owner login (its pool keeps none idle for long). */
+  private readonly admin: pg.Pool;
+  private readonly logins: PlatformLogins;
 
-  constructor(private readonly tenantClusterUrl: string, private readonly platformSecret: string) {}
+  constructor(tenantClusterUrl: string, platformSecret: string, report?: (heal: HealReport) => void) {
+    this.admin = new pg.Pool({ connectionString: tenantClusterUrl, max: 1, idleTimeoutMillis: 1_000 });
+    this.admin.on('error', () => undefined);
+    this.logins = new PlatformLogins(tenantClusterUrl, platformSecret, (sql) => this.admin.query(sql), report);
+  }
 
   /** A small pool per project, logged in as `p_<id>_owner` on `p_<id>`. */
   asOwner(projectId: string): pg.Pool {
     let pool = this.pools.get(projectId);
     if (!pool) {
-      const password = deriveSecret(this.platformSecret, ownerPasswordPurpose(projectId));
-      pool = new pg.Pool({ connectionString: tenantOwnerUrl(this.tenantClusterUrl, tenantOwnerRole(projectId), password, tenantDatabaseName(projectId)), max: 4, idleTimeoutMillis: 30_000 });
+      pool = this.logins.healing(new pg.Pool({ connectionString: this.logins.url(projectId, 'owner'), max: 4, idleTimeoutMillis: 30_000 }), projectId, 'owner');
       pool.on('error', () => undefined);
       this.pools.set(projectId, pool);
     }
@@ -39,6 +46,6 @@ export class TenantConnections {
   async closeAll(): Promise<void> {
     const pools = [...this.pools.values()];
     this.pools.clear();
-    await Promise.all(pools.map((pool) => pool.end()));
+    await Promise.all([...pools, this.admin].map((pool) => pool.end()));
   }
 }
