@@ -36,6 +36,8 @@ export interface S3Config {
   forcePathStyle: boolean;
   /** The one S3 bucket holding every project's objects (S3_BUCKET, default `baseplane`); created when missing. */
   bucket: string;
+  /** S3_UPLOAD_STALL_TIMEOUT_SECONDS (default 30): an upload making no progress this long is given up (503). */
+  uploadStallTimeoutSeconds?: number;
 }
 
 export class ConfigError extends Error {
@@ -191,6 +193,7 @@ export function loadConfig(env: Env): Config {
       secretAccessKey: text(env, 'S3_SECRET_ACCESS_KEY'),
       forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', true),
       bucket: s3Bucket,
+      uploadStallTimeoutSeconds: positiveInteger(env, 'S3_UPLOAD_STALL_TIMEOUT_SECONDS', 30),
     },
     platformSecret,
     logLevel,

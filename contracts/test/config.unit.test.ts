@@ -54,6 +54,13 @@ describe('loadConfig', () => {
     expect(failure({ S3_BUCKET: 'Not_A_Bucket' }).variable).toBe('S3_BUCKET');
   });
 
+  it('reads the S3 upload stall timeout in whole seconds, 30 by default', () => {
+    expect(loadConfig({}).s3.uploadStallTimeoutSeconds).toBe(30);
+    expect(loadConfig({ S3_UPLOAD_STALL_TIMEOUT_SECONDS: '8' }).s3.uploadStallTimeoutSeconds).toBe(8);
+    expect(failure({ S3_UPLOAD_STALL_TIMEOUT_SECONDS: '0' }).variable).toBe('S3_UPLOAD_STALL_TIMEOUT_SECONDS');
+    expect(failure({ S3_UPLOAD_STALL_TIMEOUT_SECONDS: '2.5' }).variable).toBe('S3_UPLOAD_STALL_TIMEOUT_SECONDS');
+  });
+
   it('never prints a password from a URL', () => {
     const error = failure({ DATABASE_URL: 'mysql://user:hunter2@host/db' });
     expect(error.message).not.toContain('hunter2');

@@ -8,8 +8,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
+import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { loadConfig } from '@baseplane/contracts';
@@ -252,6 +254,82 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     // And the refusals left the policies' verdict where it was: anon still may not write to a bucket that exists.
     expect((await upload('docs', 'anon.txt', 'x', p.anon)).status).toBe(401);
   });
+});
+
+/** The pid of the process whose command line names `marker` (the stack's versitygw names its buckets directory). */
+async function pidNaming(marker: string): Promise<number> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.split('\0').includes(marker)) return Number(entry);
+  }
+  throw new Error(`no process names ${marker}`);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('uploading to an S3 server that stops taking the bytes', () => {
+  // The stack's own versitygw, paused with SIGSTOP mid-upload; the tests' stack gives up a stalled upload after 8 s (global-setup.ts).
+  it.runIf(servicesBackend() === 's3' && loadConfig(process.env).s3.endpoint === undefined)(
+    'answers 503 storage_unavailable after the stall timeout, keeps no row, and leaves no object nor multipart upload', async () => {
+      const objectPath = 'stalled/big.bin';
+      const key = objectKey(p.project.id, 'docs', objectPath);
+      const s3 = inject('s3');
+      const bucket = loadConfig(process.env).s3.bucket;
+      const client = new S3Client({ endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials: s3 });
+      const multipartUploads = async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: key }))).Uploads?.length ?? 0;
+      const pid = await pidNaming(s3BucketsDir(inject('dataDir')));
+      // A 16 MiB file part sent at ~16 MiB/s, so that the multipart upload exists well before its end.
+      const boundary = `stall${Date.now()}`;
+      const block = new Uint8Array(64 * 1024).fill(9);
+      let sent = -1;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          if (sent < 0) {
+            controller.enqueue(new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+            sent = 0;
+          } else if (sent >= 16 * 1024 * 1024) {
+            controller.enqueue(new TextEncoder().encode(`\r\n--${boundary}--\r\n`));
+            controller.close();
+          } else {
+            await sleep(4);
+            controller.enqueue(block);
+            sent += block.length;
+          }
+        },
+      });
+      const answer = fetch(new URL(`${objects('docs')}?path=${encodeURIComponent(objectPath)}`, inject('baseUrl')), {
+        method: 'POST',
+        headers: { ...operator(), 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body,
+        duplex: 'half',
+      } as RequestInit);
+      try {
+        while ((await multipartUploads()) === 0) await sleep(20);
+        process.kill(pid, 'SIGSTOP');
+        try {
+          const started = Date.now();
+          const response = await answer;
+          expect(response.status).toBe(503);
+          expect(await response.json()).toEqual({
+            code: 'storage_unavailable', message: 'the object store made no progress on the upload for 8 s', details: null, hint: 'try again shortly',
+          });
+          // The stall timeout, plus the 3 s the SDK waits before it arms a socket timeout of 6 s or more (11-19 s seen).
+          expect(Date.now() - started).toBeLessThan(30_000);
+          expect(await rowOf('docs', objectPath)).toBeUndefined();
+        } finally {
+          process.kill(pid, 'SIGCONT');
+        }
+        const deadline = Date.now() + 20_000;
+        while ((await multipartUploads()) > 0 && Date.now() < deadline) await sleep(200);
+        expect(await multipartUploads()).toBe(0);
+        expect(await store.head(key)).toBeUndefined();
+      } finally {
+        client.destroy();
+      }
+    },
+    60_000,
+  );
 });
 
 describe('listing', () => {

@@ -40,8 +40,9 @@ export type S3ObjectStoreOptions = S3Config & {
   answerTimeoutMs?: number;
   /**
    * How long an upload's request (a part, a single PUT, its completion or abort) may go without
-   * progress, no byte taken or answered, before the upload is given up; 30 s when not set.
-   * Keep it over 6 s outside tests: the SDK waits up to 6 s for a part's `100 Continue`.
+   * progress, no byte taken or answered, before the upload is given up; `uploadStallTimeoutSeconds`
+   * (S3_UPLOAD_STALL_TIMEOUT_SECONDS), else 30 s, when not set. Keep it over 6 s outside tests:
+   * the SDK waits up to 6 s for a part's `100 Continue`.
    */
   uploadStallTimeoutMs?: number;
 };
@@ -68,9 +69,9 @@ const ANSWER_TIMEOUT_MS = 30_000;
  */
 const UPLOAD_STALL_TIMEOUT_MS = 30_000;
 /**
- * A failed upload's multipart upload is aborted again in the background, its first try right
- * away, then after 1 s, 2 s, … up to a minute apart, for at most this long: the Upload's own
- * abort fails when the server is down or stalled as a whole, and its parts would stay for ever.
+ * A failed upload's multipart upload is aborted by the store, first right away, then (when the
+ * server did not answer) again after 1 s, 2 s, … up to a minute apart, for at most this long: an
+ * abort fails when the server is down or stalled as a whole, and the parts would stay for ever.
  */
 const LEFTOVER_ABORT_MS = 15 * 60_000;
 const LEFTOVER_ABORT_MAX_DELAY_MS = 60_000;
@@ -97,7 +98,8 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
     // No idle timeout: a download paused by a slow client is idle on purpose.
     requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS },
   });
-  const uploadStallMs = options.uploadStallTimeoutMs ?? UPLOAD_STALL_TIMEOUT_MS;
+  const uploadStallMs = options.uploadStallTimeoutMs
+    ?? (options.uploadStallTimeoutSeconds !== undefined ? options.uploadStallTimeoutSeconds * 1000 : UPLOAD_STALL_TIMEOUT_MS);
   // Uploads have a client of their own with a socket idle timeout: nothing an upload sends
   // or reads is ever paused on purpose, so a connection without progress is a server that
   // stopped taking the bytes or answering. The per-call answer timeout of the other calls
@@ -106,6 +108,9 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
     ...shared,
     requestHandler: { connectionTimeout: CONNECT_TIMEOUT_MS, socketTimeout: uploadStallMs },
     retryStrategy: noRetryOnStall(client),
+    // No `Expect: 100-continue` on parts: the SDK would wait up to 6 s for the server's go-ahead, on a
+    // connection silent by design, before the stall timeout could tell a stopped server from a slow one.
+    expectContinueHeader: false,
   });
   const Bucket = options.bucket;
   const answerTimeoutMs = options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
@@ -115,7 +120,7 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
    * Makes sure the multipart upload of a failed put is gone: tries AbortMultipartUpload until the
    * server answers it (NoSuchUpload when the Upload's own abort went through) or {@link LEFTOVER_ABORT_MS} pass.
    */
-  const abortLeftover = (key: string, uploadId: string): void => {
+  const abortLeftover = (key: string, uploadId: string): Promise<void> => {
     const giveUpAt = Date.now() + LEFTOVER_ABORT_MS;
     let delay = 1_000;
     const attempt = async (): Promise<void> => {
@@ -131,7 +136,8 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
       setTimeout(() => void attempt(), delay).unref();
       delay = Math.min(delay * 2, LEFTOVER_ABORT_MAX_DELAY_MS);
     };
-    void attempt();
+    // Resolves after the first try; the later ones run on their own.
+    return attempt();
   };
 
   try {
@@ -175,7 +181,9 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
         params: { Bucket, Key: key, Body: meter, ContentType: putOptions.contentType },
         partSize: PART_BYTES,
         queueSize: PARTS_IN_FLIGHT,
-        leavePartsOnError: false,
+        // The store aborts a failed multipart upload itself (abortLeftover): the Upload's own abort is
+        // awaited before done() fails, which after a stall would be one more stall timeout on a silent server.
+        leavePartsOnError: true,
       });
       try {
         if (putOptions.signal?.aborted) onAbort();
@@ -184,12 +192,16 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
       } catch (error) {
         // The service failed mid-way: stop reading the source too, so the sender is not left hanging.
         meter.destroy();
-        if (upload.uploadId) abortLeftover(key, upload.uploadId);
+        const stalled = (error as Error | undefined)?.name === 'TimeoutError';
+        if (upload.uploadId) {
+          const aborted = abortLeftover(key, upload.uploadId);
+          // Nothing is left once put fails, except after a stall: the server may not answer that either.
+          if (!stalled) await aborted;
+        }
         // Filesystem-backed servers (versitygw's posix backend) cannot hold both `a` and `a/b`.
         if (statusOf(error) === 409) throw nameTakenByFolderOrObject(key, describe(error));
-        // A request of the upload made no progress for uploadStallMs. The Upload has then tried to abort its
-        // multipart upload (were that stalled too, its timeout is what arrives); abortLeftover makes sure.
-        if ((error as Error | undefined)?.name === 'TimeoutError') {
+        // A request of the upload made no progress for uploadStallMs; its multipart upload is being aborted.
+        if (stalled) {
           throw storageUnavailable(`the object store made no progress on the upload for ${uploadStallMs / 1000} s`);
         }
         throw unavailable(error);
