@@ -58,7 +58,10 @@ export interface DataPlaneProxy {
 /** A proxy over `upstreams` (`http://host:port`) for the paths under `prefixes` and those `paths` match. */
 export function createDataPlaneProxy(upstreams: string[], prefixes: readonly string[], paths: readonly RegExp[] = []): DataPlaneProxy {
   const targets = upstreams.map((u) => new URL(u));
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 512, maxFreeSockets: 256 });
+  // No cap on sockets per replica: with one (512 before), as many clients trickling bodies filled it and every
+  // further request, any client's, queued behind them. A slow client holds only its own socket, until the
+  // gateway's body idle timeout; idle ones kept are capped.
+  const agent = new http.Agent({ keepAlive: true, maxFreeSockets: 256 });
   let turn = 0;
   const serves = (url: string) => prefixes.some((p) => url === p || url.startsWith(`${p}/`) || url.startsWith(`${p}?`)) || paths.some((path) => path.test(url));
 
@@ -103,9 +106,10 @@ export function createDataPlaneProxy(upstreams: string[], prefixes: readonly str
       if (error.code === 'ECONNREFUSED' && !hasBody(request) && tried + 1 < targets.length) forward(request, response, tried + 1);
       else fail(503, 'service_unavailable', 'the data plane is not reachable');
     });
-    // A client that goes away takes its upstream request with it.
+    // A client that goes away takes its upstream request with it; so does one whose body stopped coming (the
+    // gateway answered it 408), though that answer was finished.
     response.on('close', () => {
-      if (!response.writableFinished) upstream.destroy();
+      if (!response.writableFinished || (!answered && !request.complete)) upstream.destroy();
     });
     if (hasBody(request)) request.pipe(aTurnLater(() => answered)).pipe(upstream);
     else request.pipe(upstream);

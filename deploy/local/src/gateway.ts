@@ -4,7 +4,7 @@
  * data-plane-proxy.ts), streaming bodies through, and answers `/healthz` for
  * the whole stack.
  */
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import http from 'node:http';
 import Fastify from 'fastify';
 import httpProxy from '@fastify/http-proxy';
@@ -31,7 +31,24 @@ export interface GatewayOptions {
   /** One data plane, or the replicas of a fleet, taken in turn request by request. */
   dataPlaneUrl: string | string[];
   checkHealth(): Promise<HealthReport>;
+  /**
+   * A request whose body has not moved for this long (no byte came, none
+   * waiting to be read on our side) is answered 408 `request_timeout` and its
+   * connection closed, which ends its upstream request too. Default
+   * {@link BODY_IDLE_TIMEOUT_MS}; tests set less.
+   */
+  bodyIdleTimeoutMs?: number;
 }
+
+/**
+ * See {@link GatewayOptions.bodyIdleTimeoutMs}: nginx's `client_body_timeout`
+ * is 60 s. A client gone mid-upload (its network lost, no FIN) held its
+ * upstream request, and the upload's tenant transaction and row lock, until
+ * node's 300 s request timeout.
+ */
+export const BODY_IDLE_TIMEOUT_MS = 30_000;
+/** The request line and headers must have come within this long (node's default; nginx's `client_header_timeout` is 60 s too). */
+const HEADERS_TIMEOUT_MS = 60_000;
 
 /** The listening gateway. */
 export interface Gateway {
@@ -48,13 +65,21 @@ function errorBody(code: string, message: string) {
 /** Starts the gateway and resolves once it listens. */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // Data-plane paths are piped before Fastify routes anything (data-plane-proxy.ts): it is the hot path.
+  const bodyIdleTimeoutMs = options.bodyIdleTimeoutMs ?? BODY_IDLE_TIMEOUT_MS;
   const dataPlane = createDataPlaneProxy([options.dataPlaneUrl].flat(), DATA_PLANE_PREFIXES, DATA_PLANE_API_PATHS);
   const app = Fastify({
     logger: false,
     clientErrorHandler: answerClientError,
     frameworkErrors: answerFrameworkError,
-    serverFactory: (handler) =>
-      http.createServer((request, response) => (dataPlane.serves(request.url ?? '') ? dataPlane.forward(request, response) : handler(request, response))),
+    serverFactory: (handler) => {
+      const server = http.createServer((request, response) => {
+        watchBody(request, response, bodyIdleTimeoutMs);
+        if (dataPlane.serves(request.url ?? '')) dataPlane.forward(request, response);
+        else handler(request, response);
+      });
+      server.headersTimeout = HEADERS_TIMEOUT_MS;
+      return server;
+    },
   });
   app.addHook('onClose', async () => dataPlane.close());
 
@@ -86,6 +111,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         // reply-from would silently retry GETs answered 503 (e.g. project_unavailable); callers decide that.
         retryDelay: () => null,
       },
+      // Connections to the control plane as many as requests in flight: reply-from's default pool of 128 queued
+      // every further request, so 128 clients trickling bodies (to /api/auth/signin, no account needed) stalled
+      // the whole operator API. A slow client now holds only its own connection, until the body idle timeout.
+      undici: { connections: null },
     });
   }
 
@@ -124,4 +153,48 @@ function replyUpstreamFailure(reply: ErrorReply, error: Error & { statusCode?: n
     return;
   }
   void reply.code(503).send(errorBody('service_unavailable', `${part} is not reachable`));
+}
+
+/**
+ * Arms the body idle timeout of a request that has a body: checked every
+ * `idleMs`, a body that has neither moved (bytes read from the socket) nor
+ * anything waiting on our side (the upstream not reading is not the
+ * client's fault) is answered 408 and its connection closed. The socket's
+ * byte count is watched rather than the request's 'data' events, which would
+ * start it flowing before its reader is attached.
+ */
+function watchBody(request: IncomingMessage, response: ServerResponse, idleMs: number): void {
+  const length = request.headers['content-length'];
+  if (request.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return;
+  const socket = request.socket;
+  let seen = socket.bytesRead;
+  const timer = setInterval(() => {
+    if (request.complete || socket.destroyed) {
+      clearInterval(timer);
+      return;
+    }
+    if (socket.bytesRead !== seen || request.readableLength > 0) {
+      seen = socket.bytesRead;
+      return;
+    }
+    clearInterval(timer);
+    // The request is failed, not only its socket closed: node has let go of a request whose answer went (it
+    // drops the rest of its body), so the control plane's proxy, reading it, would wait on for ever.
+    const cut = () => {
+      request.on('error', () => undefined);
+      request.destroy(new Error('the request body did not move'));
+      socket.destroy();
+    };
+    if (response.headersSent) {
+      cut();
+      return;
+    }
+    response.shouldKeepAlive = false;
+    const body = JSON.stringify(errorBody('request_timeout', `the request body did not move for ${Math.round(idleMs / 1000)} s`));
+    response.writeHead(408, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    response.end(body, cut);
+  }, idleMs);
+  timer.unref();
+  request.once('end', () => clearInterval(timer));
+  response.once('close', () => clearInterval(timer));
 }
