@@ -77,18 +77,18 @@ const WATCHDOG_GRACE_MS = 1_000;
 
 /**
  * Cancels what backend `pid` runs, over a connection of its own as the same
- * owner role (a role may cancel its own backends).
+ * owner role (a role may cancel its own backends), which `open` makes: its
+ * login heals when the query changed the owner's password and committed.
  */
-async function cancelBackend(connection: pg.PoolConfig, pid: number): Promise<void> {
-  const canceller = new pg.Client({ ...connection, statement_timeout: 5_000 } as pg.ClientConfig);
-  canceller.on('error', () => undefined);
+async function cancelBackend(open: () => Promise<pg.Client>, pid: number): Promise<void> {
+  let canceller: pg.Client | undefined;
   try {
-    await canceller.connect();
+    canceller = await open();
     await canceller.query('select pg_catalog.pg_cancel_backend($1)', [pid]);
   } catch {
     // The backend may be gone already, or the database unreachable: nothing more to do here.
   } finally {
-    await canceller.end().catch(() => undefined);
+    await canceller?.end().catch(() => undefined);
   }
 }
 
@@ -108,7 +108,7 @@ export class SqlConsole {
     const client = await this.connect(pool);
     let outcome: Outcome;
     try {
-      outcome = await this.run(client, query, pool.options);
+      outcome = await this.run(client, query, () => this.tenants.ownerClient(projectId, { statement_timeout: 5_000 }));
     } catch (error) {
       // Our own statements around the query failed: the connection, not the SQL (08…, 57P…).
       throw toApiError(error);
@@ -143,7 +143,7 @@ export class SqlConsole {
    * the query may lift it itself (`set statement_timeout = 0`), a watchdog
    * cancels whatever still runs shortly after the limit.
    */
-  private async run(client: PoolClient, query: string, connection: pg.PoolConfig): Promise<Outcome> {
+  private async run(client: PoolClient, query: string, canceller: () => Promise<pg.Client>): Promise<Outcome> {
     const [, , snapshot] = (await client.query(
       `set statement_timeout = ${this.limits.statementTimeoutMs}; set time zone 'UTC';
        select pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::text as since, pg_catalog.pg_backend_pid() as pid`,
@@ -156,7 +156,7 @@ export class SqlConsole {
       if (inTransaction) await client.query('begin');
       try {
         const started = performance.now();
-        const statement = await this.watched(connection, pid, () => this.runQuery(client, query, mode));
+        const statement = await this.watched(canceller, pid, () => this.runQuery(client, query, mode));
         const duration = Math.round((performance.now() - started) * 100) / 100;
         const result = await this.answer(client, statement, duration);
         const ddl = await takeDdlLog(client, since);
@@ -197,11 +197,11 @@ export class SqlConsole {
    * stopped it): its error is then the timeout's, whatever settings the
    * query changed.
    */
-  private async watched<T>(connection: pg.PoolConfig, pid: number, work: () => Promise<T>): Promise<T> {
+  private async watched<T>(canceller: () => Promise<pg.Client>, pid: number, work: () => Promise<T>): Promise<T> {
     let overdue = false;
     const watchdog = setTimeout(() => {
       overdue = true;
-      void cancelBackend(connection, pid);
+      void cancelBackend(canceller, pid);
     }, this.limits.statementTimeoutMs + WATCHDOG_GRACE_MS);
     try {
       return await work();

@@ -32,6 +32,21 @@ export class TenantConnections {
     return pool;
   }
 
+  /** A connection of its own as the owner, outside the pool (its login healed as the pool's are); the caller ends it. */
+  ownerClient(projectId: string, config: pg.ClientConfig = {}): Promise<pg.Client> {
+    return this.logins.connect(projectId, 'owner', async () => {
+      const client = new pg.Client({ ...config, connectionString: this.logins.url(projectId, 'owner') });
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+      } catch (error) {
+        await client.end().catch(() => undefined);
+        throw error;
+      }
+      return client;
+    });
+  }
+
   /** Runs `work` in one transaction as the owner; rolls back on any error. */
   transaction<T>(projectId: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return inTransaction(this.asOwner(projectId), work, unreachable);
