@@ -58,8 +58,16 @@ export interface OpenTransaction {
   commit(statements: readonly StorageStatement[]): Promise<TextRow[][]>;
 }
 
-/** Connections per project and replica: uploads hold one for as long as their bytes flow. */
-const POOL_SIZE = 10;
+/** Connections per project and replica for transactions: an upload holds one for as long as its bytes flow. */
+const TRANSACTION_POOL_SIZE = 10;
+/** Connections per project and replica for one-round-trip reads and writes (listings, downloads, signed URLs). */
+const STATEMENT_POOL_SIZE = 5;
+/**
+ * How long a request waits for a connection of its project's pool before it
+ * answers 503 (PostgREST's db-pool-acquisition-timeout is 10 s too). Slow
+ * uploads holding every connection made the wait endless.
+ */
+export const CONNECT_WAIT_MS = 10_000;
 
 const SERVICE: Caller = { role: 'service_role', claims: null };
 const COMMIT: BatchStep = { name: 'bp_commit', text: 'commit', values: [] };
@@ -117,12 +125,20 @@ async function runBatch(client: pg.PoolClient, steps: BatchStep[], rulesOf?: (an
 }
 
 export class StorageDb {
+  /** One-round-trip work ({@link run}, {@link bucket}). */
   private readonly pools: ProjectPools;
+  /**
+   * {@link transaction}s, which stay open while bytes flow: clients trickling
+   * uploads can hold all of these, and listings, downloads and signed URLs
+   * still get a connection of the other pool.
+   */
+  private readonly transactionPools: ProjectPools;
 
-  constructor(logins: PlatformLogins, room: ConnectionRoom) {
-    this.pools = new ProjectPools((projectId) => logins.healing(new pg.Pool({
+  constructor(logins: PlatformLogins, room: ConnectionRoom, options: { connectWaitMs?: number } = {}) {
+    const pools = (max: number) => new ProjectPools((projectId) => logins.healing(new pg.Pool({
       connectionString: logins.url(projectId, 'authenticator'),
-      max: POOL_SIZE,
+      max,
+      connectionTimeoutMillis: options.connectWaitMs ?? CONNECT_WAIT_MS,
       idleTimeoutMillis: 30_000,
       // Recycled now and then: named statements accumulate per connection.
       maxUses: 20_000,
@@ -130,12 +146,14 @@ export class StorageDb {
       statement_timeout: REQUEST_STATEMENT_TIMEOUT_MS,
       application_name: 'baseplane-storage',
     }), projectId, 'authenticator'), room);
+    this.pools = pools(STATEMENT_POOL_SIZE);
+    this.transactionPools = pools(TRANSACTION_POOL_SIZE);
   }
 
   /** The bucket's rules, read as `service_role` in one round trip; 404 `not_found` when the project has no such bucket. */
   bucket(projectId: string, name: string): Promise<BucketRules> {
     const check = bucketSteps({ name });
-    return this.withClient(SERVICE, projectId, async (client) => check.rules(await runBatch(client, check.steps))!);
+    return this.withClient(SERVICE, projectId, this.pools, async (client) => check.rules(await runBatch(client, check.steps))!);
   }
 
   /**
@@ -147,7 +165,7 @@ export class StorageDb {
    */
   run(projectId: string, caller: Caller, statements: readonly StorageStatement[], bucket?: BucketCheck): Promise<TextRow[][]> {
     const check = bucketSteps(bucket);
-    return this.withClient(caller, projectId, async (client) => {
+    return this.withClient(caller, projectId, this.pools, async (client) => {
       const answered = await runBatch(client, [...check.steps, callerSetupStep(caller), ...statements.map(toStep)], check.rules);
       check.rules(answered);
       return answered.slice(check.steps.length + 1);
@@ -169,7 +187,7 @@ export class StorageDb {
     bucket?: BucketCheck,
   ): Promise<T> {
     const check = bucketSteps(bucket);
-    return this.withClient(caller, projectId, async (client, broken) => {
+    return this.withClient(caller, projectId, this.transactionPools, async (client, broken) => {
       let open = true;
       try {
         const answered = await runBatch(client, [BEGIN_STEP, ...check.steps, callerSetupStep(caller), ...first.map(toStep)], (rows) => check.rules(rows.slice(1)));
@@ -200,8 +218,8 @@ export class StorageDb {
    * cluster is full), released after; dropped instead
    * when `use` calls `broken` (pg's pool drops a lost connection itself).
    */
-  private async withClient<T>(caller: Caller, projectId: string, use: (client: pg.PoolClient, broken: () => void) => Promise<T>): Promise<T> {
-    const client = await this.pools.connect(projectId);
+  private async withClient<T>(caller: Caller, projectId: string, pools: ProjectPools, use: (client: pg.PoolClient, broken: () => void) => Promise<T>): Promise<T> {
+    const client = await pools.connect(projectId);
     // A connection that dies while checked out emits 'error' on the client; unheard, it would end the process.
     const lost = () => undefined;
     client.on('error', lost);
@@ -217,11 +235,11 @@ export class StorageDb {
   }
 
   /** Closes a project's pool (deleted project). */
-  drop(projectId: string): Promise<void> {
-    return this.pools.drop(projectId);
+  async drop(projectId: string): Promise<void> {
+    await Promise.all([this.pools.drop(projectId), this.transactionPools.drop(projectId)]);
   }
 
-  closeAll(): Promise<void> {
-    return this.pools.closeAll();
+  async closeAll(): Promise<void> {
+    await Promise.all([this.pools.closeAll(), this.transactionPools.closeAll()]);
   }
 }

@@ -6,7 +6,11 @@
  * pool is dropped; shutdown closes them all.
  */
 import type pg from 'pg';
+import { ApiError } from '@baseplane/contracts';
 import { unreachable, type ConnectionRoom } from './connection-room';
+
+/** Every connection of the project's pool stayed in use for as long as a request may wait for one. */
+const busy = () => new ApiError(503, 'project_unavailable', 'every connection to the project database is in use; try again');
 
 export class ProjectPools {
   private readonly pools = new Map<string, pg.Pool>();
@@ -31,7 +35,9 @@ export class ProjectPools {
   async connect(projectId: string): Promise<pg.PoolClient> {
     try {
       return await this.room.withRoom(() => this.get(projectId).connect());
-    } catch {
+    } catch (error) {
+      // pg-pool's connectionTimeoutMillis (a pool that sets one): every connection stayed busy.
+      if ((error as Error).message === 'timeout exceeded when trying to connect') throw busy();
       throw unreachable();
     }
   }
