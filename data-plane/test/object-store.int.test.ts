@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -422,6 +422,25 @@ describe('fs object store on disk', () => {
       const store = createFsObjectStore(root);
       await store.put('p/b/x', Readable.from([Buffer.from('x')]), { contentType: 'text/plain' });
       await expect.poll(() => readdir(path.join(root, 'uploads'))).toEqual(['fresh.part']);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('fs object store permissions', () => {
+  it('keeps objects to the service: folders 0700, files 0600, and a looser root made 0700 at its first write', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'baseplane-objects-'));
+    try {
+      // A root an earlier release left open to every local user.
+      await chmod(root, 0o755);
+      const store = createFsObjectStore(root);
+      await store.put('p/b/folder/x.txt', Readable.from([Buffer.from('private')]), { contentType: 'text/plain' });
+      const entries = [{ name: '.', info: await stat(root) }];
+      for (const name of await readdir(root, { recursive: true })) entries.push({ name, info: await stat(path.join(root, name)) });
+      expect(entries.filter((entry) => entry.info.isFile())).toHaveLength(1);
+      const modes = entries.map(({ name, info }) => ({ name, mode: (info.mode & 0o777).toString(8) }));
+      expect(modes).toEqual(entries.map(({ name, info }) => ({ name, mode: info.isFile() ? '600' : '700' })));
     } finally {
       await rm(root, { recursive: true, force: true });
     }

@@ -24,9 +24,20 @@ const fd = { open: promisify(fsFd.open), write: promisify(fsFd.write), datasync:
 /** How much of an upload may wait in memory for the disk, and how much a download reads at once (bounds either's memory, whatever the object's size). */
 const IO_BUFFER_BYTES = 1024 * 1024;
 
+/**
+ * Objects are the service's alone: folders 0700, files 0600, whatever the
+ * umask. The store's root is made 0700 at its first write, an older looser
+ * one too, so what an earlier release stored is closed with it: the data
+ * directory above lets every local user through (PostgreSQL's system user
+ * must reach its own folder).
+ */
+const FOLDER_MODE = 0o700;
+const FILE_MODE = 0o600;
+
 /** Opens an object store on the directory `root` (created on first write). */
 export function createFsObjectStore(root: string): ObjectStore {
-  const { objects, uploads } = layoutOf(path.resolve(root));
+  const base = path.resolve(root);
+  const { objects, uploads } = layoutOf(base);
   let sweeping: Promise<void> | undefined;
 
   /** Removes now-empty folders from `dir` up to the objects directory; stops at the first that is not empty. */
@@ -53,22 +64,23 @@ export function createFsObjectStore(root: string): ObjectStore {
       } catch (error) {
         if (!isMissing(error) || attempt >= 3) throw error;
       }
-      await fs.mkdir(path.dirname(target), { recursive: true });
+      await fs.mkdir(path.dirname(target), { recursive: true, mode: FOLDER_MODE });
     }
   };
 
   /** Creates the temp file of an upload (its descriptor); the uploads directory is made (and swept) the first time, and again if it went. */
   const createUpload = async (temp: string): Promise<number> => {
     if (!sweeping) {
-      await fs.mkdir(uploads, { recursive: true });
+      await fs.mkdir(uploads, { recursive: true, mode: FOLDER_MODE });
+      await fs.chmod(base, FOLDER_MODE);
       sweeping = sweepStaleUploads(uploads).catch(() => {});
     }
     try {
-      return await fd.open(temp, 'wx');
+      return await fd.open(temp, 'wx', FILE_MODE);
     } catch (error) {
       if (!isMissing(error)) throw error;
-      await fs.mkdir(uploads, { recursive: true });
-      return fd.open(temp, 'wx');
+      await fs.mkdir(uploads, { recursive: true, mode: FOLDER_MODE });
+      return fd.open(temp, 'wx', FILE_MODE);
     }
   };
 
@@ -182,7 +194,7 @@ export function createFsObjectStore(root: string): ObjectStore {
       assertFolderPrefix(prefix);
       const dir = folderDir(objects, prefix);
       // Renamed away first, so the folder disappears at once rather than file by file.
-      await fs.mkdir(uploads, { recursive: true });
+      await fs.mkdir(uploads, { recursive: true, mode: FOLDER_MODE });
       const trash = path.join(uploads, `${randomUUID()}.deleting`);
       try {
         await fs.rename(dir, trash);
