@@ -51,6 +51,7 @@ let dataPlane: Upstream;
 let gateway: Gateway;
 let base: string;
 const BODY_IDLE_MS = 800;
+const ANSWER_IDLE_MS = 800;
 const sockets: net.Socket[] = [];
 
 /** A client that sends `path`'s headers for a 1 MB body and its first bytes, then (when `trickle`) a byte every 300 ms. */
@@ -79,6 +80,7 @@ beforeAll(async () => {
     dataPlaneUrl: dataPlane.url,
     checkHealth: async () => nothingReady(),
     bodyIdleTimeoutMs: BODY_IDLE_MS,
+    answerIdleTimeoutMs: ANSWER_IDLE_MS,
   });
   base = `http://127.0.0.1:${gateway.port}`;
 });
@@ -174,4 +176,68 @@ describe('gateway and slow clients', () => {
       await new Promise((resolve) => server.close(resolve));
     }
   });
+
+  it.each([
+    { part: 'data plane', path: '/rest/v1/big' },
+    { part: 'control plane', path: '/api/big' },
+  ])('a client that never reads a large answer from the $part has its connection closed, and the upstream answer is let go', async ({ path }) => {
+    // 64 MB: more than every socket buffer on the way holds, so the upstream's answer waits in its memory.
+    // The upstream's connection closing is what lets its answer go (kept alive, it would stay open, the answer written or not).
+    let upstreamClosed = false;
+    const server = http.createServer((_request, response) => {
+      response.socket!.on('close', () => { upstreamClosed = true; });
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(64 * 1024 * 1024) });
+      response.end(Buffer.alloc(64 * 1024 * 1024, 0x20));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const big = await startGateway({ host: '127.0.0.1', port: 0, controlPlaneUrl: url, dataPlaneUrl: url, checkHealth: async () => nothingReady(), answerIdleTimeoutMs: ANSWER_IDLE_MS });
+    try {
+      const socket = net.connect(big.port, '127.0.0.1');
+      sockets.push(socket);
+      socket.on('error', () => undefined);
+      socket.pause();
+      const started = Date.now();
+      socket.write(`GET ${path} HTTP/1.1\r\nhost: localhost\r\n\r\n`);
+      // Before, the upstream's answer stayed in its memory as long as the client kept the connection.
+      await expect.poll(() => upstreamClosed, { timeout: 6 * ANSWER_IDLE_MS, interval: 50 }).toBe(true);
+      expect(Date.now() - started).toBeLessThan(5 * ANSWER_IDLE_MS);
+    } finally {
+      await big.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 10_000);
+
+  it('an answer read slowly, but read, is not cut', async () => {
+    const server = http.createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(16 * 1024 * 1024) });
+      response.end(Buffer.alloc(16 * 1024 * 1024, 1));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const slowReader = await startGateway({ host: '127.0.0.1', port: 0, controlPlaneUrl: url, dataPlaneUrl: url, checkHealth: async () => nothingReady(), answerIdleTimeoutMs: ANSWER_IDLE_MS });
+    try {
+      const received = await new Promise<number>((resolve, reject) => {
+        http.get(`http://127.0.0.1:${slowReader.port}/storage/v1/object/big`, (response) => {
+          let bytes = 0;
+          // 4 MB every 400 ms, pausing in between: about 1.6 s for the whole answer, twice the idle timeout.
+          response.on('data', (chunk: Buffer) => {
+            bytes += chunk.length;
+            if (bytes % (4 * 1024 * 1024) < chunk.length) {
+              response.pause();
+              setTimeout(() => response.resume(), 400);
+            }
+          });
+          response.on('end', () => resolve(bytes));
+          response.on('error', reject);
+        }).on('error', reject);
+      });
+      expect(received).toBe(16 * 1024 * 1024);
+    } finally {
+      await slowReader.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 15_000);
 });

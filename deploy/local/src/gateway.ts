@@ -38,7 +38,21 @@ export interface GatewayOptions {
    * {@link BODY_IDLE_TIMEOUT_MS}; tests set less.
    */
   bodyIdleTimeoutMs?: number;
+  /**
+   * An answer the client has taken nothing of for this long (bytes waiting,
+   * none sent) has its connection closed, which ends its upstream request
+   * too. Default {@link ANSWER_IDLE_TIMEOUT_MS}; tests set less.
+   */
+  answerIdleTimeoutMs?: number;
 }
+
+/**
+ * See {@link GatewayOptions.answerIdleTimeoutMs}: nginx's `send_timeout` is
+ * 60 s. A client that asked for a large answer and never read it held the
+ * answer in the data plane's memory for as long as it kept the connection
+ * (20 of a 55 MB answer: 1.4 GB on each of two replicas, for good).
+ */
+export const ANSWER_IDLE_TIMEOUT_MS = 60_000;
 
 /**
  * See {@link GatewayOptions.bodyIdleTimeoutMs}: nginx's `client_body_timeout`
@@ -66,6 +80,7 @@ function errorBody(code: string, message: string) {
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // Data-plane paths are piped before Fastify routes anything (data-plane-proxy.ts): it is the hot path.
   const bodyIdleTimeoutMs = options.bodyIdleTimeoutMs ?? BODY_IDLE_TIMEOUT_MS;
+  const answerIdleTimeoutMs = options.answerIdleTimeoutMs ?? ANSWER_IDLE_TIMEOUT_MS;
   const dataPlane = createDataPlaneProxy([options.dataPlaneUrl].flat(), DATA_PLANE_PREFIXES, DATA_PLANE_API_PATHS);
   const app = Fastify({
     logger: false,
@@ -74,6 +89,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     serverFactory: (handler) => {
       const server = http.createServer((request, response) => {
         watchBody(request, response, bodyIdleTimeoutMs);
+        watchAnswer(response, answerIdleTimeoutMs);
         if (dataPlane.serves(request.url ?? '')) dataPlane.forward(request, response);
         else handler(request, response);
       });
@@ -197,4 +213,33 @@ function watchBody(request: IncomingMessage, response: ServerResponse, idleMs: n
   timer.unref();
   request.once('end', () => clearInterval(timer));
   response.once('close', () => clearInterval(timer));
+}
+
+/**
+ * Arms the answer idle timeout: checked every `idleMs`, a connection with
+ * bytes of this answer waiting to go and none sent since the last check is
+ * closed (the answer is cut; the proxies end its upstream request). Bytes
+ * sent are those handed to the kernel: `bytesWritten` counts the waiting ones too.
+ */
+function watchAnswer(response: ServerResponse, idleMs: number): void {
+  const socket = response.socket;
+  if (!socket) return;
+  const sent = () => socket.bytesWritten - socket.writableLength;
+  let seen = sent();
+  const timer = setInterval(() => {
+    // Done once the whole answer has left (a finished answer's last bytes may still wait in the socket).
+    if (socket.destroyed || (response.writableFinished && socket.writableLength === 0)) {
+      clearInterval(timer);
+      return;
+    }
+    const now = sent();
+    if (socket.writableLength === 0 || now !== seen) {
+      seen = now;
+      return;
+    }
+    clearInterval(timer);
+    socket.destroy();
+  }, idleMs);
+  timer.unref();
+  socket.once('close', () => clearInterval(timer));
 }
