@@ -165,10 +165,28 @@ export function createActivities(deps: ActivityDependencies) {
   }
 
   /** Runs `work` in one transaction on the project's database as its apply role ({@link ActivityDependencies.appliers}). */
+  /**
+   * Runs `work` in one transaction logged in as the project's apply role.
+   * When Temporal gives the attempt up meanwhile (its start-to-close passed,
+   * its workflow ended: the cancellation comes with a heartbeat's answer), the
+   * statement running is cancelled, so the attempt rolls back instead of going
+   * on beside its retry and committing after the workflow recorded a failure.
+   */
   async function asApplier<T>(projectId: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     await ensureApplyRole(projectId);
     try {
-      return await appliers.transaction(projectId, work);
+      return await appliers.transaction(projectId, async (client) => {
+        const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
+        let running = true;
+        Context.current().cancelled.catch(() => {
+          if (running) void tenantAdmin.query('select pg_cancel_backend($1)', [rows[0]!.pid]).catch(() => undefined);
+        });
+        try {
+          return await work(client);
+        } finally {
+          running = false;
+        }
+      });
     } catch (error) {
       // Refused at login (28xxx: the role or its password changed behind this process): made sure of again on the retry.
       if (/^28/.test((error as { code?: string }).code ?? '')) applyRolesReady.delete(projectId);
