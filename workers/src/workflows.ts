@@ -17,9 +17,13 @@ const reader = proxyLocalActivities<Activities>({
   retry: { initialInterval: '100ms', maximumInterval: '5s' },
 });
 
-/** Changes to the tenant cluster: heartbeats notice a dead worker in seconds; bounded retries. */
+/**
+ * Changes to the tenant cluster: heartbeats notice a dead worker in seconds, so an attempt that heartbeats may take
+ * long (waiting for an app's lock, rewriting a big table); one given up past its start-to-close cancels its
+ * statement (activities.ts: asApplier). Bounded retries.
+ */
 const tenant = proxyActivities<Activities>({
-  startToCloseTimeout: '5m',
+  startToCloseTimeout: '2h',
   heartbeatTimeout: '3s',
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 8 },
 });
