@@ -20,12 +20,14 @@ const reader = proxyLocalActivities<Activities>({
 /**
  * Changes to the tenant cluster: heartbeats notice a dead worker in seconds, so an attempt that heartbeats may take
  * long (waiting for an app's lock, rewriting a big table); one given up past its start-to-close cancels its
- * statement (activities.ts: asApplier). Bounded retries.
+ * statement (activities.ts: asApplier).
  */
 const tenant = proxyActivities<Activities>({
   startToCloseTimeout: '2h',
   heartbeatTimeout: '3s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 8 },
+  // What PostgreSQL refuses fails at once (classifyError); anything else, a database away for a failover or a
+  // restart, is tried again for about six minutes.
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10s', maximumAttempts: 40 },
 });
 
 /** Emptying a deleted bucket's or project's objects must eventually happen (their rows are gone): retried without limit while the store is away. */

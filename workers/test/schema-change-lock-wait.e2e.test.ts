@@ -12,8 +12,16 @@ let operator: Operator;
 let project: ProjectAnswer;
 let tenant: TenantDatabase;
 
-/** Longer than every retry of an attempt that does not heartbeat (8 attempts of a 3 s heartbeat timeout and their backoff: about 47 s). */
-const HOLD_MS = 75_000;
+/** Several heartbeat timeouts (3 s): an attempt that did not heartbeat would be given up and tried again meanwhile. */
+const HOLD_MS = 15_000;
+
+/** The backends of the project's database waiting for a lock, as `pid@query_start` (a new attempt is a new statement). */
+async function waiters(observer: TenantDatabase): Promise<string[]> {
+  const { rows } = await observer.client.query<{ who: string }>(
+    `select pid || '@' || query_start as who from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' order by 1`,
+  );
+  return rows.map((row) => row.who);
+}
 
 beforeAll(async () => {
   operator = await signUpOperator('Lock wait');
@@ -36,14 +44,25 @@ it('adds a column once when it waited for a lock longer than a heartbeat timeout
   const operationId: string = accepted.body.operation.id;
   const operation = async () => (await call('GET', `/api/projects/${project.id}/operations/${operationId}`, { headers: bearer(operator.token) })).body;
 
-  // Hold the lock for a while, or until the command ends (it must not, while it cannot be applied).
-  const until = Date.now() + HOLD_MS;
+  // Hold the lock for a while, or until the command ends (it must not, while it cannot be applied). All along, the
+  // one attempt's ALTER is the only statement waiting: no second attempt queues behind it, none is cancelled and redone.
+  const observer = await connectTenant(project.id);
+  let first: string[] = [];
+  let seenWhileHeld: string[] = [];
   let statusWhileHeld = 'running';
-  while (Date.now() < until && statusWhileHeld === 'running') {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    statusWhileHeld = (await operation()).status;
+  try {
+    await expect.poll(async () => (first = await waiters(observer)), { timeout: 30_000 }).toHaveLength(1);
+    const until = Date.now() + HOLD_MS;
+    while (Date.now() < until && statusWhileHeld === 'running') {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      statusWhileHeld = (await operation()).status;
+      seenWhileHeld = [...new Set([...seenWhileHeld, ...(await waiters(observer))])];
+    }
+  } finally {
+    await observer.end();
   }
   await tenant.client.query('rollback');
+  expect(seenWhileHeld, 'one attempt waited all along').toEqual(first);
 
   await expect.poll(async () => (await operation()).status, { timeout: 60_000, interval: 250 }).not.toBe('running');
   const columns = await tenant.client.query(`select 1 from information_schema.columns where table_schema = 'public' and table_name = 'notes' and column_name = 'tag'`);
