@@ -240,4 +240,38 @@ describe('gateway and slow clients', () => {
       await new Promise((resolve) => server.close(resolve));
     }
   }, 15_000);
+
+  it('many answers on one kept-alive connection leave nothing behind on its socket', async () => {
+    const server = http.createServer((_request, response) => response.end('{}'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const gateway = await startGateway({ host: '127.0.0.1', port: 0, controlPlaneUrl: url, dataPlaneUrl: url, checkHealth: async () => nothingReady() });
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const sockets = new Set<net.Socket>();
+      for (let i = 0; i < 50; i++) {
+        await new Promise<void>((resolve, reject) => {
+          const request = http.get(`http://127.0.0.1:${gateway.port}/rest/v1/items`, { agent }, (response) => {
+            response.resume();
+            response.on('end', () => resolve());
+          });
+          request.on('socket', (socket) => sockets.add(socket));
+          request.on('error', reject);
+        });
+      }
+      expect(sockets.size, 'one connection carried every request').toBe(1);
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      agent.destroy();
+      await gateway.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });

@@ -226,10 +226,15 @@ function watchAnswer(response: ServerResponse, idleMs: number): void {
   if (!socket) return;
   const sent = () => socket.bytesWritten - socket.writableLength;
   let seen = sent();
+  // Taken off the socket when the watch ends: a kept-alive connection carries many answers.
+  const stop = () => {
+    clearInterval(timer);
+    socket.off('close', stop);
+  };
   const timer = setInterval(() => {
     // Done once the whole answer has left (a finished answer's last bytes may still wait in the socket).
     if (socket.destroyed || (response.writableFinished && socket.writableLength === 0)) {
-      clearInterval(timer);
+      stop();
       return;
     }
     const now = sent();
@@ -237,9 +242,13 @@ function watchAnswer(response: ServerResponse, idleMs: number): void {
       seen = now;
       return;
     }
-    clearInterval(timer);
+    stop();
     socket.destroy();
   }, idleMs);
   timer.unref();
-  socket.once('close', () => clearInterval(timer));
+  socket.once('close', stop);
+  // Most answers leave whole at once: nothing left to watch.
+  response.once('finish', () => {
+    if (socket.writableLength === 0) stop();
+  });
 }
