@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import { createFsObjectStore, openS3ObjectStore, type ByteRange, type ObjectStor
 import { layoutOf, objectFile } from '../../contracts/src/object-store/fs-layout';
 import { resolveS3ServerBin, s3BucketsDir, startS3Server } from '../../deploy/local/src/s3-server';
 import { createStackLog } from '../../deploy/local/src/stack-log';
+import { processWithArgument } from '../../deploy/test/processes';
 
 const MiB = 1024 * 1024;
 /** Most resident memory a 50 MiB transfer may add: well under the object, above the garbage-collection noise. */
@@ -697,22 +698,13 @@ describe('S3 object store when its server stops taking an upload', () => {
   }, 60_000);
 });
 
-/** The pid of the process whose command line names `marker` (a versitygw started on a data directory of its own). */
-async function pidNaming(marker: string): Promise<number> {
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.split('\0').includes(marker)) return Number(entry);
-  }
-  throw new Error(`no process names ${marker}`);
-}
 
 describe('S3 object store when its server stalls as a whole mid-upload', () => {
   it('answers 503 after the stall timeout and leaves nothing behind once the server is back', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'baseplane-s3-paused-'));
     const log = createStackLog({ quiet: true, logDir: path.join(dataDir, 'logs') });
     const server = await startS3Server({ bin: resolveS3ServerBin(process.env), dataDir, log });
-    const pid = await pidNaming(s3BucketsDir(dataDir));
+    const pid = processWithArgument(s3BucketsDir(dataDir));
     const bucket = 'paused';
     const store = await openS3ObjectStore({ ...server, forcePathStyle: true, bucket, uploadStallTimeoutMs: 1_000, answerTimeoutMs: 1_000 });
     const client = new S3Client({ endpoint: server.endpoint, region: server.region, forcePathStyle: true, credentials: server });

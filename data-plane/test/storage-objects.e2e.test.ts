@@ -8,7 +8,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
@@ -18,6 +17,7 @@ import { loadConfig } from '@baseplane/contracts';
 import { FS_STORAGE_DIR, objectKey, type ObjectStore } from '@baseplane/contracts/object-store';
 import { layoutOf, objectFile } from '../../contracts/src/object-store/fs-layout';
 import { s3BucketsDir } from '../../deploy/local/src/s3-server';
+import { processWithArgument } from '../../deploy/test/processes';
 import { bearer, call, createProject, signUpOperator, type Operator } from '../../deploy/test/http';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
 import { servicesBackend, servicesStore } from '../../control-plane/test/storage-fixtures';
@@ -256,15 +256,6 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
   });
 });
 
-/** The pid of the process whose command line names `marker` (the stack's versitygw names its buckets directory). */
-async function pidNaming(marker: string): Promise<number> {
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.split('\0').includes(marker)) return Number(entry);
-  }
-  throw new Error(`no process names ${marker}`);
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -278,7 +269,7 @@ describe('uploading to an S3 server that stops taking the bytes', () => {
       const bucket = loadConfig(process.env).s3.bucket;
       const client = new S3Client({ endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials: s3 });
       const multipartUploads = async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: key }))).Uploads?.length ?? 0;
-      const pid = await pidNaming(s3BucketsDir(inject('dataDir')));
+      const pid = processWithArgument(s3BucketsDir(inject('dataDir')));
       // A 16 MiB file part sent at ~16 MiB/s, so that the multipart upload exists well before its end.
       const boundary = `stall${Date.now()}`;
       const block = new Uint8Array(64 * 1024).fill(9);

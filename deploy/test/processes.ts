@@ -38,3 +38,17 @@ export function processesWithEnv(name: string, value: string): number[] {
   }
   return found;
 }
+
+/** The pid of the one process that has `arg` as one of its command-line arguments. */
+export function processWithArgument(arg: string): number {
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(arg)) return pid;
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  throw new Error(`no process has the argument ${arg}`);
+}
