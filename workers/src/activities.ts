@@ -164,9 +164,9 @@ export function createActivities(deps: ActivityDependencies) {
     return ready;
   }
 
-  /** Runs `work` in one transaction on the project's database as its apply role ({@link ActivityDependencies.appliers}). */
   /**
-   * Runs `work` in one transaction logged in as the project's apply role.
+   * Runs `work` in one transaction on the project's database as its apply
+   * role ({@link ActivityDependencies.appliers}).
    * When Temporal gives the attempt up meanwhile (its start-to-close passed,
    * its workflow ended: the cancellation comes with a heartbeat's answer), the
    * statement running is cancelled, so the attempt rolls back instead of going
