@@ -1,16 +1,16 @@
 /**
  * Answers an object's bytes, streamed from the store: 200 with the whole
- * object or 206 with the one range a `Range: bytes=` header asks for, its
- * stored content type and etag, or 304 to a conditional request whose copy
- * is current. The same answer serves the authorised download, the public
- * URL and the signed URL.
+ * object or 206 with the one range a `Range: bytes=` header asks for (when an
+ * `If-Range` sent with it still names the object), its stored content type
+ * and etag, or 304 to a conditional request whose copy is current. The same
+ * answer serves the authorised download, the public URL and the signed URL.
  *
  * Bytes a user uploaded are served with `nosniff` and a sandboxing CSP, so an
  * uploaded HTML page cannot run script on the service's origin.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '@baseplane/contracts';
-import type { ByteRange, ObjectStore } from '@baseplane/contracts/object-store';
+import type { ByteRange, ObjectRead, ObjectStore } from '@baseplane/contracts/object-store';
 
 /**
  * The range a `Range` header asks for; undefined for none, for several (served
@@ -50,8 +50,46 @@ export function notModified(headers: FastifyRequest['headers'], etag: string, up
 }
 
 /**
+ * True when an `If-Range` validator names the object as it is (RFC 9110 §13.1.5), so the
+ * range may be served: an entity tag by the strong comparison (a weak `W/` tag never
+ * matches: its bytes may differ), a date only when it is the Last-Modified these answers
+ * send, character for character. A date in one of HTTP's obsolete formats, or anything
+ * else, does not match: the whole object is then the answer, which is always a right one.
+ */
+export function rangeStillValid(ifRange: string, etag: string, updatedAt: Date): boolean {
+  const validator = ifRange.trim();
+  if (validator.startsWith('"')) return validator === `"${etag}"`;
+  return !validator.startsWith('W/') && validator === updatedAt.toUTCString();
+}
+
+/**
+ * The object at `key`, the asked `range` of it unless `ifRange` no longer names it (then whole).
+ * The range is read first and the validator checked against what that read found, so the
+ * common case (a resumed download of an unchanged object) costs one read, and bytes of
+ * another version are never served as a range of the caller's.
+ */
+async function readObject(store: ObjectStore, key: string, range: ByteRange | undefined, ifRange: string | undefined): Promise<ObjectRead> {
+  let read: ObjectRead;
+  try {
+    read = await store.get(key, range);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 416)) throw error;
+    // RFC 9110 §13.2.2: an If-Range that does not hold sets the Range aside before it is evaluated, unsatisfiable or not.
+    const info = ifRange === undefined ? undefined : await store.head(key);
+    if (info && !rangeStillValid(ifRange!, info.etag, info.updatedAt)) return store.get(key);
+    throw error;
+  }
+  if (read.range && ifRange !== undefined && !rangeStillValid(ifRange, read.etag, read.updatedAt)) {
+    read.body.destroy();
+    return store.get(key);
+  }
+  return read;
+}
+
+/**
  * Streams the object at `key` (or the asked range of it) as the answer; 304
  * without a body when the request's validators say the caller has it already.
+ * If-None-Match and If-Modified-Since are evaluated before If-Range (RFC 9110 §13.2.2).
  */
 export async function sendObject(store: ObjectStore, key: string, request: FastifyRequest, reply: FastifyReply, cacheControl: string): Promise<FastifyReply> {
   if (request.headers['if-none-match'] !== undefined || request.headers['if-modified-since'] !== undefined) {
@@ -66,9 +104,11 @@ export async function sendObject(store: ObjectStore, key: string, request: Fasti
         .send();
     }
   }
+  // Several If-Range lines make one list, which matches no single validator: the whole object.
+  const ifRange = request.headers['if-range'];
   let read;
   try {
-    read = await store.get(key, parseRange(request.headers.range));
+    read = await readObject(store, key, parseRange(request.headers.range), Array.isArray(ifRange) ? ifRange.join(', ') : ifRange);
   } catch (error) {
     if (error instanceof ApiError && error.status === 416) {
       void reply.header('content-range', `bytes */${(error.details as { size: number }).size}`);
