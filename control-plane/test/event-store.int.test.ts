@@ -1,6 +1,6 @@
 /**
  * The event store against the real platform database: expected versions under
- * concurrency, reading by stream and by position, and a subscription that
+ * concurrency, reading by stream (a page of it too) and by position, and a subscription that
  * resumes from its checkpoint with each event taking effect once.
  */
 import { randomUUID } from 'node:crypto';
@@ -93,6 +93,32 @@ describe('appendToStream', () => {
     const after = await store.readAll(first.lastGlobalPosition - 1, 1000);
     const mine = after.filter((e) => e.streamId === streamId);
     expect(mine.map((e) => e.version)).toEqual([1, 2, 3]);
+  });
+});
+
+describe('readStream', () => {
+  it('takes a page of the stream in SQL: the database returns the page only', async () => {
+    const streamId = `test-${randomUUID()}`;
+    await store.appendToStream(streamId, NO_STREAM, Array.from({ length: 50 }, (_, i) => event(i)));
+    // Counts the rows each query brought back from PostgreSQL.
+    const returned: number[] = [];
+    const counting = {
+      query: async (...args: Parameters<pg.Pool['query']>) => {
+        const result = await (db.query as (...a: unknown[]) => Promise<pg.QueryResult>)(...args);
+        returned.push(result.rowCount ?? 0);
+        return result;
+      },
+    } as unknown as pg.Pool;
+    const paging = new EventStore(counting);
+
+    expect((await paging.readStream(streamId, { after: 10, limit: 3 })).map((e) => e.version)).toEqual([11, 12, 13]);
+    expect(returned).toEqual([3]);
+    expect((await paging.readStream(streamId, { limit: 2 })).map((e) => e.version)).toEqual([1, 2]);
+    expect(await paging.readStream(streamId, { after: 3, limit: 0 })).toEqual([]);
+    expect((await paging.readStream(streamId, { after: 48 })).map((e) => e.version)).toEqual([49, 50]);
+    expect(await paging.readStream(streamId, { after: 50, limit: 10 })).toEqual([]);
+    expect((await paging.readStream(streamId)).map((e) => e.version)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(returned).toEqual([3, 2, 0, 2, 0, 50]);
   });
 });
 

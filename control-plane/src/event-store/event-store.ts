@@ -32,6 +32,13 @@ export class VersionConflictError extends ApiError {
 
 type Queryable = Pool | PoolClient;
 
+export interface ReadStreamOptions {
+  /** Only events of a version above this one. */
+  after?: number;
+  /** At most this many events. */
+  limit?: number;
+}
+
 interface EventRow {
   event_id: string;
   stream_id: string;
@@ -84,10 +91,16 @@ export class EventStore {
     }
   }
 
-  async readStream<E extends { type: string; data: unknown }>(streamId: string, afterVersion = 0): Promise<RecordedEvent<E>[]> {
+  /**
+   * The stream's events after version `after` (default 0: from the start), in
+   * version order, at most `limit` of them (default: all). The page is taken
+   * in SQL, so a page of a long history reads only that page.
+   */
+  async readStream<E extends { type: string; data: unknown }>(streamId: string, { after = 0, limit }: ReadStreamOptions = {}): Promise<RecordedEvent<E>[]> {
     const { rows } = await this.db.query<EventRow>(
-      `select ${EVENT_COLUMNS} from events where stream_id = $1 and stream_version > $2 order by stream_version`,
-      [streamId, afterVersion],
+      // `limit null` is PostgreSQL's `limit all`.
+      `select ${EVENT_COLUMNS} from events where stream_id = $1 and stream_version > $2 order by stream_version limit $3`,
+      [streamId, after, limit ?? null],
     );
     return rows.map((r) => toRecorded<E>(r));
   }

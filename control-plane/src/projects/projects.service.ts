@@ -88,9 +88,9 @@ export class ProjectsService {
   }
 
   async events(projectId: string, after: number, limit: number) {
-    const events = await this.store.readStream(projectStreamId(projectId), after);
+    const events = await this.store.readStream(projectStreamId(projectId), { after, limit });
     return {
-      events: events.slice(0, limit).map((e) => ({
+      events: events.map((e) => ({
         version: e.version,
         globalPosition: e.globalPosition,
         type: e.type,
