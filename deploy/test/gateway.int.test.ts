@@ -95,6 +95,21 @@ async function startEarly(): Promise<{ url: string; close: () => Promise<void> }
   return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
+/** One request with its path sent as given (fetch() would resolve `..` and `%2e` segments first). */
+function rawRequest(port: number, method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const headers = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
+    const request = http.request({ host: '127.0.0.1', port, method, path, headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
 /** The flat error body of API.md → Conventions. */
 function apiError(code: string, message: unknown) {
   return { code, message, details: null, hint: null };
@@ -208,6 +223,21 @@ describe('gateway routing', () => {
       next.push([i, answer]);
     }
     expect(next.filter(([, status]) => status !== 200)).toEqual([]);
+  });
+
+  it('passes a control-plane path with an encoded slash, a backslash or dot segments through byte for byte, body too', async () => {
+    // The proxy plugin refused each of these with its own 400, or resolved its dot segments, whatever the
+    // control plane would have answered; clients like fetch() normalise `..` themselves, so the bytes go raw.
+    const paths = ['/api/projects/a%2F..%2Fb/tables', '/api/projects/..%2f..%2fetc%2fpasswd', '/api/projects/%2e%2e/tables', '/api/projects/..', '/api/projects/%2e/tables', '/api/projects/..%5Cx?q=1', '/api/../healthz'];
+    for (const path of paths) {
+      const answer = await rawRequest(gateway.port, 'GET', path);
+      expect([path, answer.status]).toEqual([path, 200]);
+      expect(JSON.parse(answer.text)).toMatchObject({ upstream: 'control-plane', url: path, method: 'GET' });
+    }
+    const body = JSON.stringify({ name: 'x' });
+    const posted = JSON.parse((await rawRequest(gateway.port, 'POST', '/api/projects/a%2F..%2Fb/tables', body)).text) as Echo;
+    expect(posted).toMatchObject({ upstream: 'control-plane', url: '/api/projects/a%2F..%2Fb/tables', bodyBytes: body.length, bodySha256: createHash('sha256').update(body).digest('hex') });
+    expect(posted.headers['x-forwarded-for']).toBe('127.0.0.1');
   });
 
   it('does not retry a GET the service answered 503 (the caller decides)', async () => {

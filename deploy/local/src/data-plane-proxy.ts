@@ -55,8 +55,11 @@ export interface DataPlaneProxy {
   close(): void;
 }
 
-/** A proxy over `upstreams` (`http://host:port`) for the paths under `prefixes` and those `paths` match. */
-export function createDataPlaneProxy(upstreams: string[], prefixes: readonly string[], paths: readonly RegExp[] = []): DataPlaneProxy {
+/**
+ * A proxy over `upstreams` (`http://host:port`) for the paths under `prefixes` and those `paths` match.
+ * `part` names the upstream in the gateway's own answers (the gateway also pipes a few control-plane paths).
+ */
+export function createDataPlaneProxy(upstreams: string[], prefixes: readonly string[], paths: readonly RegExp[] = [], part = 'the data plane'): DataPlaneProxy {
   const targets = upstreams.map((u) => new URL(u));
   // No cap on sockets per replica: with one (512 before), as many clients trickling bodies filled it and every
   // further request, any client's, queued behind them. A slow client holds only its own socket, until the
@@ -96,7 +99,7 @@ export function createDataPlaneProxy(upstreams: string[], prefixes: readonly str
     });
     upstream.setTimeout(UPSTREAM_IDLE_TIMEOUT_MS, () => {
       upstream.destroy();
-      fail(504, 'gateway_timeout', 'the data plane did not answer in time');
+      fail(504, 'gateway_timeout', `${part} did not answer in time`);
     });
     // Once the answer has begun, its own stream says whether it arrived whole (a failed write of the rest of the body does not matter).
     upstream.on('error', (error: NodeJS.ErrnoException) => {
@@ -104,7 +107,7 @@ export function createDataPlaneProxy(upstreams: string[], prefixes: readonly str
       // A replica that is down (restarting) refused the connection, so nothing reached it: a request without a
       // body goes to the next replica instead (one with a body has begun to flow into this one).
       if (error.code === 'ECONNREFUSED' && !hasBody(request) && tried + 1 < targets.length) forward(request, response, tried + 1);
-      else fail(503, 'service_unavailable', 'the data plane is not reachable');
+      else fail(503, 'service_unavailable', `${part} is not reachable`);
     });
     // A client that goes away takes its upstream request with it; so does one whose body stopped coming (the
     // gateway answered it 408), though that answer was finished.

@@ -22,6 +22,29 @@ export const DATA_PLANE_API_PATHS = [/^\/api\/projects\/[^/?#]+\/storage\/bucket
 /** Prefix served by the control plane (the router prefers the longer `/api/rest/v1` above). */
 export const CONTROL_PLANE_PREFIX = '/api';
 
+/**
+ * True for a control-plane path the proxy plugin would refuse or change: one
+ * with a `..` once decoded (`a%2F..%2Fb`, `%2e%2e`, `..%5Cx`: the plugin reads
+ * `%2F` and `%5C` as separators and refuses them all with its own 400) or
+ * dot segments it would resolve (`%2e`). Such a path goes to the control
+ * plane byte for byte instead, as data-plane paths do, so that it answers
+ * it as it answers any path: the control plane's router takes a segment
+ * as one name whatever it holds, so nothing is traversed.
+ */
+export function controlPlanePathPassedVerbatim(url: string): boolean {
+  if (url !== CONTROL_PLANE_PREFIX && !url.startsWith(`${CONTROL_PLANE_PREFIX}/`) && !url.startsWith(`${CONTROL_PLANE_PREFIX}?`)) return false;
+  const path = url.split('?', 1)[0]!;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path).replaceAll('\\', '/');
+  } catch {
+    return false; // not percent-encoded UTF-8: the router refuses it first, in the API error shape
+  }
+  // reply-from's test (a segment starting or ending with `..`), wider than http-proxy's own.
+  if (decoded.includes('/..') || decoded.includes('../')) return true;
+  return new URL(path, 'http://gateway.invalid').pathname !== path;
+}
+
 /** What {@link startGateway} needs. */
 export interface GatewayOptions {
   host: string;
@@ -82,6 +105,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const bodyIdleTimeoutMs = options.bodyIdleTimeoutMs ?? BODY_IDLE_TIMEOUT_MS;
   const answerIdleTimeoutMs = options.answerIdleTimeoutMs ?? ANSWER_IDLE_TIMEOUT_MS;
   const dataPlane = createDataPlaneProxy([options.dataPlaneUrl].flat(), DATA_PLANE_PREFIXES, DATA_PLANE_API_PATHS);
+  const controlPlaneVerbatim = createDataPlaneProxy([options.controlPlaneUrl], [], [], 'the control plane');
   const app = Fastify({
     logger: false,
     clientErrorHandler: answerClientError,
@@ -91,13 +115,17 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         watchBody(request, response, bodyIdleTimeoutMs);
         watchAnswer(response, answerIdleTimeoutMs);
         if (dataPlane.serves(request.url ?? '')) dataPlane.forward(request, response);
+        else if (controlPlanePathPassedVerbatim(request.url ?? '')) controlPlaneVerbatim.forward(request, response);
         else handler(request, response);
       });
       server.headersTimeout = HEADERS_TIMEOUT_MS;
       return server;
     },
   });
-  app.addHook('onClose', async () => dataPlane.close());
+  app.addHook('onClose', async () => {
+    dataPlane.close();
+    controlPlaneVerbatim.close();
+  });
 
   app.get('/healthz', async (_request, reply) => {
     const report = await options.checkHealth();
