@@ -47,6 +47,12 @@ export class ApiError extends Error {
 }
 
 export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
+/**
+ * 503 `project_unavailable` (API.md) for a project that exists but whose
+ * database is not serving: provisioning, failed, or being deleted.
+ */
+export const projectUnavailable = (status: string) =>
+  new ApiError(503, 'project_unavailable', status === 'deleting' ? 'project is being deleted' : `project is ${status}`);
 export const invalidRequest = (message: string, details: unknown = null) =>
   new ApiError(400, 'invalid_request', message, details);
 

@@ -59,8 +59,21 @@ describe('project decider', () => {
       .thenFails(404, 'not_found');
   });
 
-  it('refuses commands while the project is being deleted', () => {
-    given(created, provisioned, deletionRequested).when({ type: 'PingProject', data: { projectId } }).thenFails(409, 'already_exists');
+  it('refuses commands while the project is being deleted: 503 project_unavailable, saying so', () => {
+    const deleting = given(created, provisioned, deletionRequested);
+    const commands: ProjectCommand[] = [
+      { type: 'PingProject', data: { projectId } },
+      { type: 'RotateApiKey', data: { projectId, kind: 'anon', key: { hash: 'n', cipher: 'cn' } } },
+      { type: 'UpdateAuthSettings', data: { projectId, changes: { otpTtl: 300 } } },
+    ];
+    for (const command of commands) {
+      deleting.when(command).thenFails(503, 'project_unavailable');
+      expect(() => decide(command, [created, provisioned, deletionRequested].reduce(evolve, initialState()))).toThrow('project is being deleted');
+    }
+  });
+
+  it('records nothing for a second deletion while one is under way (the caller follows that one)', () => {
+    given(created, provisioned, deletionRequested).when({ type: 'DeleteProject', data: { projectId } }).then([]);
   });
 
   it('rotates a key of a live project', () => {

@@ -6,7 +6,8 @@
 import pg from 'pg';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { tenantAuthenticatorRole, tenantDatabaseName, tenantOwnerRole } from '@baseplane/contracts';
-import { apikey, bearer, call, createProject, projectEventTypes, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+import { apikey, bearer, call, createProject, projectEventTypes, scenarios, signUpOperator, type Answer, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+import { connectTenant } from '../../deploy/test/tenant';
 
 let ada: Operator;
 let bob: Operator;
@@ -189,5 +190,58 @@ describe('deleting a project', () => {
     const again = await call('DELETE', `/api/projects/${doomed.id}`, { headers: bearer(ada.token) });
     expect(again.status).toBe(404);
     expect((await call('GET', `/api/projects/${doomed.id}`, { headers: apikey(doomed.serviceKey) })).status).toBe(401);
+  });
+
+  it('answers commands on a project being deleted 503 project_unavailable; a second DELETE follows the deletion under way', async () => {
+    const held = await createProject(ada, 'held deletion');
+    const h = bearer(ada.token);
+    const base = `/api/projects/${held.id}`;
+    const table = await call('POST', `${base}/tables`, { headers: h, body: { name: 'notes', columns: [{ name: 'body', type: 'text' }] } });
+    expect(table.status, table.text).toBe(201);
+    const tenant = await connectTenant(held.id);
+    tenant.client.on('error', () => undefined);
+    // A column change waiting for this lock holds the project's workflow, and the deletion queued behind it.
+    await tenant.client.query('begin');
+    await tenant.client.query('lock table public.notes in access share mode');
+    let first: Answer;
+    let waitingDelete: Promise<Answer>;
+    try {
+      const change = await call('POST', `${base}/tables/notes/columns`, { headers: { ...h, prefer: 'respond-async' }, body: { name: 'tag', type: 'text' } });
+      expect(change.status, change.text).toBe(202);
+      first = await call('DELETE', base, { headers: { ...h, prefer: 'respond-async' } });
+      expect(first.status, first.text).toBe(202);
+      expect((await call('GET', base, { headers: h })).body.status).toBe('deleting');
+
+      // Project, schema and bucket commands alike (before: 409 already_exists for the first three).
+      const commands: Array<[string, string, unknown]> = [
+        ['POST', `${base}/keys/rotate`, { kind: 'anon' }],
+        ['PATCH', `${base}/auth/settings`, { otpTtl: 300 }],
+        ['POST', `${base}/ping`, undefined],
+        ['POST', `${base}/tables`, { name: 'more', columns: [{ name: 'body', type: 'text' }] }],
+        ['POST', `${base}/tables/notes/columns`, { name: 'other', type: 'text' }],
+        ['POST', `${base}/storage/buckets`, { name: 'files' }],
+      ];
+      for (const [method, url, body] of commands) {
+        const refused = await call(method, url, { headers: h, body });
+        expect([method, url, refused.status, refused.body]).toEqual([method, url, 503, { code: 'project_unavailable', message: 'project is being deleted', details: null, hint: null }]);
+      }
+
+      // DELETE again: the same operation to follow (202 asked async), nothing recorded again.
+      const again = await call('DELETE', base, { headers: { ...h, prefer: 'respond-async' } });
+      expect(again.status, again.text).toBe(202);
+      expect(again.body.operation.id).toBe(first.body.operation.id);
+      expect(again.headers.get('location')).toBe(`${base}/operations/${first.body.operation.id}`);
+      waitingDelete = call('DELETE', base, { headers: h });
+    } finally {
+      await tenant.client.query('rollback');
+      await tenant.end().catch(() => undefined);
+    }
+    // Once the deletion is through, the DELETE that waited for it is answered as the first would have been.
+    const waited = await waitingDelete;
+    expect(waited.status, waited.text).toBe(200);
+    expect(waited.body).toMatchObject({ id: held.id, status: 'deleted', anonKey: null, serviceKey: null });
+    const types = await projectEventTypes(held.id);
+    expect(types.filter((t) => t === 'ProjectDeletionRequested')).toHaveLength(1);
+    expect(types.at(-1)).toBe('ProjectDeleted');
   });
 });

@@ -66,6 +66,7 @@ describe('schema decider', () => {
 
   it('refuses schema changes unless the project is active', () => {
     expect(refusal({ type: 'DropTable', data: { projectId, name: 'todos' } }, { ...active, status: 'provisioning' })).toMatchObject({ status: 503, code: 'project_unavailable' });
+    expect(refusal({ type: 'DropTable', data: { projectId, name: 'todos' } }, { ...active, status: 'deleting' })).toEqual({ status: 503, code: 'project_unavailable', message: 'project is being deleted' });
     expect(refusal({ type: 'DropTable', data: { projectId, name: 'todos' } }, { ...active, status: 'deleted' })).toMatchObject({ status: 404, code: 'not_found' });
   });
 

@@ -7,6 +7,7 @@ import {
   ApiError,
   DEFAULT_AUTH_SETTINGS,
   notFound,
+  projectUnavailable,
   tenantDatabaseName,
   tenantOwnerRole,
   type ProjectCommand,
@@ -27,9 +28,14 @@ export const initialState = (): ProjectState => ({ status: 'none', name: null, t
 /** Events a command produces (type and data; the handler adds metadata). */
 export type Decision = ProjectEvent[];
 
+/**
+ * A project being deleted takes no more commands: 503 `project_unavailable`
+ * (as schema and bucket commands answer, and as API.md lists it for a project
+ * that is not serving), not a conflict the caller could resolve.
+ */
 function requireLive(state: ProjectState): void {
   if (state.status === 'none' || state.status === 'deleted') throw notFound('project');
-  if (state.status === 'deleting') throw new ApiError(409, 'already_exists', 'project is being deleted');
+  if (state.status === 'deleting') throw projectUnavailable(state.status);
 }
 
 export function decide(command: ProjectCommand, state: ProjectState): Decision {
@@ -43,6 +49,9 @@ export function decide(command: ProjectCommand, state: ProjectState): Decision {
       ];
     }
     case 'DeleteProject':
+      // Deleting a project already being deleted asks for what already holds: nothing is recorded, and the
+      // caller follows the deletion under way (ProjectsService.delete), as a retried DELETE expects.
+      if (state.status === 'deleting') return [];
       requireLive(state);
       return [{ type: 'ProjectDeletionRequested', data: { projectId: command.data.projectId } }];
     case 'RotateApiKey':
@@ -50,7 +59,7 @@ export function decide(command: ProjectCommand, state: ProjectState): Decision {
       return [{ type: 'ApiKeyRotated', data: { ...command.data } }];
     case 'PingProject':
       requireLive(state);
-      if (state.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${state.status}`);
+      if (state.status !== 'active') throw projectUnavailable(state.status);
       return [{ type: 'ProjectPinged', data: { projectId: command.data.projectId } }];
     case 'UpdateAuthSettings': {
       requireLive(state);

@@ -9,6 +9,7 @@ import {
   checkSqlExpression,
   normalizeType,
   notFound,
+  projectUnavailable,
   type ColumnChange,
   type SchemaCommand,
   type SchemaEvent,
@@ -28,7 +29,7 @@ function table(catalog: TableInfo[], name: string): TableInfo {
 export function decideSchema(command: SchemaCommand, project: ProjectState, facts: SchemaFacts): SchemaEvent[] {
   const catalog = facts.tables;
   if (project.status === 'none' || project.status === 'deleted') throw notFound('project');
-  if (project.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${project.status}`);
+  if (project.status !== 'active') throw projectUnavailable(project.status);
   const { projectId } = command.data;
   switch (command.type) {
     case 'CreateTable': {

@@ -3,7 +3,7 @@
  * tenant's live `storage.buckets`, to events or a refusal (400/404/409)
  * before anything is recorded. Pure: the buckets are passed in.
  */
-import { ApiError, MAX_BUCKETS, checkBucketName, notFound, type BucketCommand, type BucketEvent } from '@baseplane/contracts';
+import { ApiError, MAX_BUCKETS, checkBucketName, notFound, projectUnavailable, type BucketCommand, type BucketEvent } from '@baseplane/contracts';
 import type { BucketFacts } from '../tenants/storage-buckets';
 import type { ProjectState } from './project';
 
@@ -15,7 +15,7 @@ function bucket(buckets: BucketFacts[], name: string): BucketFacts {
 
 export function decideBucket(command: BucketCommand, project: ProjectState, buckets: BucketFacts[]): BucketEvent[] {
   if (project.status === 'none' || project.status === 'deleted') throw notFound('project');
-  if (project.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${project.status}`);
+  if (project.status !== 'active') throw projectUnavailable(project.status);
   const { projectId } = command.data;
   switch (command.type) {
     case 'CreateBucket': {

@@ -105,6 +105,15 @@ export class EventStore {
     return rows.map((r) => toRecorded<E>(r));
   }
 
+  /** The stream's last event of this type, if it has one. */
+  async lastOfType<E extends { type: string; data: unknown }>(streamId: string, type: string): Promise<RecordedEvent<E> | undefined> {
+    const { rows } = await this.db.query<EventRow>(
+      `select ${EVENT_COLUMNS} from events where stream_id = $1 and type = $2 order by stream_version desc limit 1`,
+      [streamId, type],
+    );
+    return rows[0] && toRecorded<E>(rows[0]);
+  }
+
   async readAll<E extends { type: string; data: unknown }>(afterPosition: number, limit: number, on: Queryable = this.db): Promise<RecordedEvent<E>[]> {
     const { rows } = await on.query<EventRow>(
       `select ${EVENT_COLUMNS} from events where global_position > $1 order by global_position limit $2`,

@@ -4,7 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
-import { ApiError, IdParam, hashApiKey, notFound, validate } from '@baseplane/contracts';
+import { ApiError, IdParam, hashApiKey, notFound, projectUnavailable, validate } from '@baseplane/contracts';
 import type { PlatformTokenService } from '../accounts/platform-tokens';
 
 export type Caller =
@@ -88,7 +88,7 @@ export class CallerResolver {
   /** As `forProject`, and the project's database must be serving (else 503 `project_unavailable`). */
   async forActiveProject(request: FastifyRequest, projectId: string): Promise<{ caller: Caller; teamId: string }> {
     const access = await this.forProject(request, projectId);
-    if (access.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${access.status}`);
+    if (access.status !== 'active') throw projectUnavailable(access.status);
     return access;
   }
 

@@ -28,6 +28,11 @@ export class CommandRunner {
     const handled = await send({ actor: actorOf(caller), correlationId: operationId, causationId: null });
     // Nothing was recorded (the command asked for what already holds): done, with nothing to wait for.
     if (handled.events.length === 0) return { done: true, operation: null };
+    return this.follow(projectId, operationId, async);
+  }
+
+  /** Waits for an operation (one just started, or one under way another request started) as {@link run} does. */
+  async follow(projectId: string, operationId: string, async: boolean): Promise<CommandOutcome> {
     let operation = await this.waiter.wait(operationId, async ? 0 : WAIT_LIMIT_MS);
     if (!operation) operation = await this.waiter.wait(operationId, RECORD_WAIT_MS, () => true);
     if (operation?.status === 'failed') {

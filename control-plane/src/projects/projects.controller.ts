@@ -81,7 +81,7 @@ export class ProjectsController {
     const { id } = validate(IdParam, params, 'path');
     const caller = await this.callers.operator(request);
     await this.callers.forProject(request, id);
-    const outcome = await this.projects.run({ type: 'DeleteProject', data: { projectId: id } }, caller, wantsAsync(request));
+    const outcome = await this.projects.delete(caller, id, wantsAsync(request));
     return this.answer(reply, outcome, 200, () => this.projects.get(id, false));
   }
 

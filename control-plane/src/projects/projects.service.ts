@@ -47,6 +47,19 @@ export class ProjectsService {
     return this.runner.run(command.data.projectId, caller, async, (context) => this.commands.execute(new ExecuteProjectCommand(command, context)));
   }
 
+  /**
+   * Deletes a project. Deleting one already being deleted records nothing
+   * again: the caller follows the deletion under way (its operation is named
+   * by the request's correlation id) and is answered as its first DELETE was,
+   * 200 once deleted or 202 with the operation, so a retried DELETE is safe.
+   */
+  async delete(caller: Caller, projectId: string, async: boolean): Promise<CommandOutcome> {
+    const outcome = await this.run({ type: 'DeleteProject', data: { projectId } }, caller, async);
+    if (!outcome.done || outcome.operation) return outcome;
+    const underWay = await this.store.lastOfType(projectStreamId(projectId), 'ProjectDeletionRequested');
+    return underWay ? this.runner.follow(projectId, underWay.metadata.correlationId, async) : outcome;
+  }
+
   async create(caller: Extract<Caller, { kind: 'operator' }>, name: string, teamId: string, async: boolean) {
     const projectId = randomUUID();
     const anon = this.secrets.mintApiKey('anon');

@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
-import { ApiError, type AccessTokenClaims } from '@baseplane/contracts';
+import { ApiError, projectUnavailable, type AccessTokenClaims } from '@baseplane/contracts';
 import * as store from '@baseplane/contracts/user-directory';
 import type { DirectoryEntry, ProjectDirectory } from '../directory/project-directory';
 import { apiKeyOf, resolveProject } from '../http/resolve-project';
@@ -46,6 +46,6 @@ function projectOfToken(directory: ProjectDirectory, token: string): DirectoryEn
   }
   const project = typeof ref === 'string' ? directory.project(ref) : undefined;
   if (!project || project.status === 'deleted') throw new ApiError(401, 'invalid_token', 'invalid access token');
-  if (project.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${project.status}`);
+  if (project.status !== 'active') throw projectUnavailable(project.status);
   return project;
 }

@@ -6,7 +6,7 @@
  * `authenticated`; a bad token is 401 and never falls back to anon.
  */
 import type { FastifyRequest } from 'fastify';
-import { ApiError, hashApiKey, setBounded } from '@baseplane/contracts';
+import { ApiError, hashApiKey, projectUnavailable, setBounded } from '@baseplane/contracts';
 import type { AccessTokens } from '../auth/access-tokens';
 import type { DirectoryEntry, KeyMatch, ProjectDirectory } from '../directory/project-directory';
 import type { Caller } from '../rest/execute';
@@ -44,7 +44,7 @@ export function resolveProject(directory: ProjectDirectory, request: FastifyRequ
   const match = directory.lookupKey(keyHashOf(key, directory));
   if (!match) throw new ApiError(401, 'invalid_api_key', 'invalid API key');
   if (match.project.status !== 'active') {
-    throw new ApiError(503, 'project_unavailable', `project is ${match.project.status}`);
+    throw projectUnavailable(match.project.status);
   }
   return match;
 }
