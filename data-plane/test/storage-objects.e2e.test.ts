@@ -213,6 +213,30 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     expect(missing.body.message).toBe('bucket not found');
   });
 
+  // busboy takes a part without a filename for a text field (held in memory, cut at 1 MB) unless its type is
+  // application/octet-stream; the part named "file" is the object whatever it carries, and streams like any file.
+  it.each([
+    ['a text part', 'content-type: text/plain\r\n', 'text/plain', Buffer.from('no filename here')],
+    ['a part with no content type', '', 'text/plain', Buffer.from('bare part')],
+    ['an image part', 'content-type: image/png\r\n', 'image/png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2])],
+    ['a 2 MB part (over busboy\'s 1 MB field limit)', 'content-type: text/plain\r\n', 'text/plain', Buffer.alloc(2 * 1024 * 1024, 'a')],
+  ])('stores a "file" part without a filename: %s', async (_what, typeLine, contentType, bytes) => {
+    const path = `no-filename-${bytes.length}-${contentType.replace('/', '-')}.bin`;
+    const raw = Buffer.concat([
+      Buffer.from(`--b\r\ncontent-disposition: form-data; name="note"\r\n\r\nnot the file\r\n--b\r\ncontent-disposition: form-data; name="file"\r\n${typeLine}\r\n`),
+      bytes,
+      Buffer.from('\r\n--b--\r\n'),
+    ]);
+    const response = await fetch(new URL(`${objects('docs')}?path=${path}`, inject('baseUrl')), {
+      method: 'POST', headers: { ...operator(), 'content-type': 'multipart/form-data; boundary=b' }, body: raw,
+    });
+    const text = await response.text();
+    expect(response.status, text).toBe(201);
+    expect(JSON.parse(text)).toMatchObject({ path, size: bytes.length, contentType });
+    const stored = await fetchBytes(`${objects('docs')}/download?path=${path}`, operator());
+    expect([stored.status, stored.headers.get('content-type'), md5(stored.bytes)]).toEqual([200, contentType, md5(bytes)]);
+  });
+
   it.each([
     ['no boundary', 'multipart/form-data', 'cut'],
     ['a boundary its parts do not use', 'multipart/form-data; boundary=other', 'whole'],

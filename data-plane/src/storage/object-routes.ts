@@ -45,6 +45,17 @@ function ownerOf(caller: Caller): string | null {
   return caller.role === 'authenticated' && typeof caller.claims?.sub === 'string' ? caller.claims.sub : null;
 }
 
+/**
+ * Which multipart parts stream as files: busboy's rule (a filename, or the type
+ * application/octet-stream) and, whatever it carries, the part named `file`. A
+ * client that leaves the filename out (`curl -F 'file=<x'`, a form built by hand)
+ * would otherwise have its object taken for a text field, held in memory, cut
+ * at 1 MB and then missed as no "file" at all.
+ */
+function isPartAFile(fieldName: string | undefined, contentType: string | undefined, fileName: string | undefined): boolean {
+  return fileName !== undefined || fieldName === 'file' || contentType === 'application/octet-stream';
+}
+
 /** `{projectId, bucket}` of the path, the bucket name's length checked. */
 function routeParams(request: FastifyRequest): { projectId: string; bucket: string } {
   const params = request.params as { projectId: string; bucket: string };
@@ -64,7 +75,7 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
     async (scope) => {
       bindCors(scope);
       // Files stream straight to the store; the bucket's limit is enforced there (413), not by buffering here.
-      await scope.register(multipart, { limits: { files: 1, fileSize: Number.MAX_SAFE_INTEGER, fields: 10, parts: 20 } });
+      await scope.register(multipart, { isPartAFile, limits: { files: 1, fileSize: Number.MAX_SAFE_INTEGER, fields: 10, parts: 20 } });
 
       const access = (request: FastifyRequest): Promise<StorageAccess & { bucket: string }> => {
         const { projectId, bucket } = routeParams(request);
