@@ -75,7 +75,8 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
     async (scope) => {
       bindCors(scope);
       // Files stream straight to the store; the bucket's limit is enforced there (413), not by buffering here.
-      await scope.register(multipart, { isPartAFile, limits: { files: 1, fileSize: Number.MAX_SAFE_INTEGER, fields: 10, parts: 20 } });
+      // Other fields are never read (cacheControl, metadata): each is cut at 64 KiB (busboy's default, 1 MB, held 10 MB per upload).
+      await scope.register(multipart, { isPartAFile, limits: { files: 1, fileSize: Number.MAX_SAFE_INTEGER, fields: 10, fieldSize: 64 * 1024, parts: 20 } });
 
       const access = (request: FastifyRequest): Promise<StorageAccess & { bucket: string }> => {
         const { projectId, bucket } = routeParams(request);
