@@ -54,7 +54,7 @@ local headers = { ${headers.join(', ')} }
 local next_field = ${spec.nextState ? lua(`"${spec.nextState}":"([^"]+)"`) : 'nil'}
 local check_each = ${checksEachAnswer(spec)}
 local states = {}
--- Requests of a template without states, formatted once per {n}.
+-- Requests of a template without states, formatted once per {n} (one n at each of its places).
 local formatted = ${usesStates(spec) ? 'nil' : '{}'}
 mismatched = 0
 first_error = nil
@@ -64,23 +64,24 @@ function init(args)
   if args[1] ~= "" then for line in io.lines(args[1]) do states[#states + 1] = line end end
 end
 
-local function fill(text, state)
-  text = text:gsub("{n}", function() return tostring(math.random(1, rows)) end)
+-- {n} becomes \`n\` if given, else a random 1..rows at each place; {state} becomes \`state\`.
+local function fill(text, state, n)
+  text = text:gsub("{n}", n or function() return tostring(math.random(1, rows)) end)
   if state then text = text:gsub("{state}", function() return state end) end
   return text
+end
+
+local function build(state, n)
+  local filled = {}
+  for name, value in pairs(headers) do filled[name] = fill(value, state, n) end
+  return wrk.format(method, fill(path, state, n), filled, body and fill(body, state, n))
 end
 
 function request()
   if formatted then
     local n = math.random(1, rows)
-    local ready = formatted[n]
-    if not ready then
-      local text = tostring(n)
-      local filled = {}
-      for name, value in pairs(headers) do filled[name] = (value:gsub("{n}", text)) end
-      ready = wrk.format(method, (path:gsub("{n}", text)), filled, body and (body:gsub("{n}", text)))
-      formatted[n] = ready
-    end
+    local ready = formatted[n] or build(nil, tostring(n))
+    formatted[n] = ready
     return ready
   end
   local state
@@ -90,9 +91,7 @@ function request()
   elseif #states > 0 then
     state = states[math.random(1, #states)]
   end
-  local filled = {}
-  for name, value in pairs(headers) do filled[name] = fill(value, state) end
-  return wrk.format(method, fill(path, state), filled, body and fill(body, state))
+  return build(state)
 end
 
 local function refuse(text)
