@@ -56,13 +56,37 @@ function signUp(base: string, project: ProjectAnswer): Promise<Response> {
   });
 }
 
-/** Runs `act` while this test holds every connection the cluster has left, then lets them go. */
+/**
+ * The login that fills the cluster: not a superuser, so it holds exactly the slots the replicas' logins may
+ * use and leaves the superuser-reserved ones. Held as the superuser, those would have to be freed too before
+ * any login got a slot: a replica giving back fewer idle connections than superuser_reserved_connections
+ * (3) would still be refused, which made the test depend on how many connections a burst happened to open.
+ */
+const holder = { role: `cluster_full_holder_${randomUUID().slice(0, 8)}`, password: randomUUID() };
+const holderUrl = () => {
+  const url = new URL(inject('tenantDatabaseUrl'));
+  url.username = holder.role;
+  url.password = holder.password;
+  return url.toString();
+};
+
+async function asSuperuser(sql: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: inject('tenantDatabaseUrl') });
+  await admin.connect();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** Runs `act` while this test holds every connection the cluster has left for non-superusers, then lets them go. */
 async function whileFull<T>(act: () => Promise<T>): Promise<T> {
   const held: pg.Client[] = [];
   try {
     for (let full = false; !full;) {
       const opened = await Promise.allSettled(Array.from({ length: 10 }, async () => {
-        const client = new pg.Client({ connectionString: inject('tenantDatabaseUrl') });
+        const client = new pg.Client({ connectionString: holderUrl() });
         client.on('error', () => undefined);
         await client.connect();
         return client;
@@ -83,6 +107,7 @@ async function whileFull<T>(act: () => Promise<T>): Promise<T> {
 const answered = async (response: Response) => `${response.status} ${await response.text()}`;
 
 beforeAll(async () => {
+  await asSuperuser(`create role ${holder.role} login password '${holder.password}'`);
   p = await restProject('cluster full');
   busy = p.project;
   for (let i = 0; i < 3; i++) fresh.push(await createProject(p.operator, `cluster full ${i}`));
@@ -93,6 +118,7 @@ beforeAll(async () => {
 afterAll(async () => {
   // Their connections go with them, rather than holding the cluster for the tests after these.
   for (const project of [busy, ...fresh]) if (!deleted.has(project.id)) await deleteProject(project);
+  await asSuperuser(`drop role if exists ${holder.role}`);
 });
 
 describe('a full cluster, idle connections of the data API', () => {
