@@ -2,7 +2,7 @@
  * How the fs object store lays objects out on disk, under its root:
  *
  *   objects/<segment>.d/…/<name>.o   one file per object: a 1 KiB JSON header
- *                                    (content type, size, MD5), then the bytes
+ *                                    (content type, size, etag), then the bytes
  *   uploads/<uuid>.part              uploads in progress, renamed into place
  *
  * Folders and objects carry different tags (`.d`, `.o`) so that `a` and `a/b`

@@ -12,7 +12,7 @@ export interface ObjectInfo {
   key: string;
   /** Bytes of the whole object. */
   size: number;
-  /** Opaque version tag without quotes: MD5 hex on `fs`; on S3 what the server says (MD5 hex, `<md5>-<parts>` when multipart). */
+  /** Opaque version tag without quotes: SHA-256 hex of the bytes on `fs` (MD5 hex for objects stored before SHA-256); on S3 what the server says (MD5 hex, `<md5>-<parts>` when multipart). */
   etag: string;
   contentType: string;
   updatedAt: Date;
