@@ -10,11 +10,11 @@
  * machine.
  *
  * The copy, the uploads and the downloads all run in one worker thread, apart
- * from this process's main thread. That thread also carries the local stack's
- * supervisor and gateway, whose heap makes every major collection dear: there
- * the 64 KiB buffers of a copy set off so many of them that it ran at half the
- * speed of the same copy in a thread of its own (V8's marking and sweeping a
- * third of its CPU).
+ * from this process's main thread, which carries the local stack's supervisor
+ * and gateway and collects their garbage. Before this process had its heap
+ * flags (SUPERVISOR_V8_FLAGS in bin/baseplane.mjs), a copy's 64 KiB buffers
+ * set off major collections one after another there, and it ran at half the
+ * speed of the same copy in a thread of its own.
  */
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
