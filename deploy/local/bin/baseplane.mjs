@@ -229,7 +229,7 @@ function needsS3Server(command, args = []) {
  * gateway (the bench's client, in a worker thread of it, included): upload
  * 4.6-5.7 → 2.8-3.3 ms, download 6.6-7.1 → 3.4-4.0 ms; a file copy on its
  * main thread 374-450 → 795-938 MB/s. The gateway's data-API GETs did not
- * move (bench:rest, alternated: 0.31-0.53 of one replica's rate with the
+ * move (bench:rest, alternated: 0.32-0.53 of one replica's rate with the
  * flags, 0.32-0.34 without).
  */
 const SUPERVISOR_V8_FLAGS = ['--max-semi-space-size=128', '--initial-old-space-size=128'];
