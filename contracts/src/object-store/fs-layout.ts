@@ -2,15 +2,19 @@
  * How the fs object store lays objects out on disk, under its root:
  *
  *   objects/<segment>.d/…/<name>.o   one file per object: a 1 KiB JSON header
- *                                    (content type, size, etag), then the bytes
+ *                                    (content type, size, etag, time stored),
+ *                                    then the bytes
  *   uploads/<uuid>.part              uploads in progress, renamed into place
  *
  * Folders and objects carry different tags (`.d`, `.o`) so that `a` and `a/b`
  * can both exist, as they can in S3. Header and bytes share one file so that a
  * rename replaces both at once: a reader never sees new bytes with old metadata.
  */
-import type { FileHandle } from 'node:fs/promises';
+import { read as readCallback } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
+
+const read = promisify(readCallback);
 
 export const HEADER_BYTES = 1024;
 export const OBJECT_TAG = '.o';
@@ -21,6 +25,11 @@ export interface ObjectHeader {
   contentType: string;
   size: number;
   etag: string;
+  /**
+   * When the object was stored, in milliseconds since the epoch: a download then needs no `fstat` for its
+   * Last-Modified. Objects stored before it was recorded have none; their file's mtime says the same.
+   */
+  storedAt?: number;
 }
 
 /** Paths of the store's parts under `root`. */
@@ -50,13 +59,15 @@ export function encodeHeader(header: ObjectHeader): Buffer {
   return bytes;
 }
 
-/** Reads and parses the header of an open object file. */
-export async function readHeader(handle: FileHandle): Promise<ObjectHeader> {
+/** Reads and parses the header of an object file open as `fd`. */
+export async function readHeader(fd: number): Promise<ObjectHeader> {
   const bytes = Buffer.alloc(HEADER_BYTES);
-  const { bytesRead } = await handle.read(bytes, 0, HEADER_BYTES, 0);
+  const { bytesRead } = await read(fd, bytes, 0, HEADER_BYTES, 0);
   const parsed = JSON.parse(bytes.subarray(0, bytesRead).toString('utf8').trimEnd()) as ObjectHeader & { v: number };
   if (parsed.v !== 1) throw new Error(`object header version ${String(parsed.v)} is not known`);
-  return { contentType: parsed.contentType, size: parsed.size, etag: parsed.etag };
+  const header: ObjectHeader = { contentType: parsed.contentType, size: parsed.size, etag: parsed.etag };
+  if (typeof parsed.storedAt === 'number') header.storedAt = parsed.storedAt;
+  return header;
 }
 
 /** True for the errors that mean "no such object" when opening its file. */
