@@ -239,6 +239,14 @@ describe('signing out', () => {
     expect((await rawRefresh(session.refreshToken)).status).toBe(200);
   });
 
+  it('announces SIGNED_OUT for every sign-out, with no session too, as supabase-js does', async () => {
+    const client = appClient(p, { auth: { storage: memoryStorage(), storageKey: 'never-in' } });
+    const log = eventLog(client);
+    expect(await client.auth.signOut()).toEqual({ data: null, error: null });
+    expect(await client.auth.signOut({ scope: 'global' })).toEqual({ data: null, error: null });
+    expect(log.events).toEqual(['INITIAL_SESSION', 'SIGNED_OUT', 'SIGNED_OUT']);
+  });
+
   it('revokes this session on the server with scope session, every session with scope global', async () => {
     const one = await signedUp();
     expect((await one.client.auth.signOut({ scope: 'session' })).error).toBeNull();

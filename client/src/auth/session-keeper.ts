@@ -93,11 +93,14 @@ export class SessionKeeper {
     this.listeners.emit(event, this.session);
   }
 
-  /** Forgets the session here (storage included) and announces SIGNED_OUT when there was one. */
+  /**
+   * Forgets the session here (storage included) and announces SIGNED_OUT,
+   * whether or not there was one, as supabase-js's signOut does: a listener
+   * that routes to the sign-in page hears every sign-out it asked for.
+   */
   async clear(): Promise<void> {
-    const had = this.session !== null;
     await this.exclusively(() => this.forget());
-    if (had) this.listeners.emit('SIGNED_OUT', null);
+    this.listeners.emit('SIGNED_OUT', null);
   }
 
   /** Starts or stops refreshing on a timer (a page in the background, a process about to end). */
