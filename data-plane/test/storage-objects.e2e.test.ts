@@ -285,6 +285,41 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+describe('an object\'s time', () => {
+  it('is when its bytes were stored, not when its upload began', async () => {
+    const boundary = `slow${Date.now()}`;
+    const encoder = new TextEncoder();
+    let lastChunkAt = 0;
+    let step = 0;
+    // Five parts of the body a quarter of a second apart: the upload takes about a second.
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (step === 0) controller.enqueue(encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.txt"\r\nContent-Type: text/plain\r\n\r\n`));
+        else if (step <= 4) {
+          await sleep(250);
+          controller.enqueue(encoder.encode(`part ${step}\n`));
+        } else {
+          lastChunkAt = Date.now();
+          controller.enqueue(encoder.encode(`\r\n--${boundary}--\r\n`));
+          controller.close();
+        }
+        step += 1;
+      },
+    });
+    const began = Date.now();
+    const response = await fetch(new URL(`${objects('docs')}?path=slow.txt&upsert=true`, inject('baseUrl')), {
+      method: 'POST', headers: { ...operator(), 'content-type': `multipart/form-data; boundary=${boundary}` }, body, duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(201);
+    const stored = Date.parse(((await response.json()) as { updatedAt: string }).updatedAt);
+    expect(lastChunkAt - began).toBeGreaterThanOrEqual(900);
+    // The database's clock is this machine's; a few milliseconds of rounding aside, the time follows the last byte.
+    expect(stored).toBeGreaterThanOrEqual(lastChunkAt - 5);
+    const listed = await call<{ objects: Array<{ path: string; updatedAt: string }> }>('GET', objects('docs'), { headers: operator() });
+    expect(Date.parse(listed.body.objects.find((o) => o.path === 'slow.txt')!.updatedAt)).toBe(stored);
+  });
+});
+
 describe('uploading to an S3 server that stops taking the bytes', () => {
   // The stack's own versitygw, paused with SIGSTOP mid-upload; the tests' stack gives up a stalled upload after 8 s (global-setup.ts).
   it.runIf(servicesBackend() === 's3' && loadConfig(process.env).s3.endpoint === undefined)(

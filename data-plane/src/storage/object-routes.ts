@@ -109,11 +109,12 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
             const put = await storage.store.put(key, file.file, { contentType, maxBytes: bucket!.fileSizeLimit ?? undefined });
             stored = true;
             // The row passed the caller's policies above; what the store measured is recorded with the platform's own rights.
+            // Its time is when the bytes were stored (now() would be the transaction's start: the upload's first byte).
             const answered = await tx.commit([
               AS_SERVICE,
               {
                 name: 'bp_storage_measured',
-                text: `update storage.objects set size = $3, etag = $4, updated_at = now() where bucket = $1 and path = $2 returning ${OBJECT_COLUMNS}`,
+                text: `update storage.objects set size = $3, etag = $4, updated_at = clock_timestamp() where bucket = $1 and path = $2 returning ${OBJECT_COLUMNS}`,
                 values: [bucketName, query.path, put.size, put.etag],
               },
             ]);
