@@ -90,7 +90,14 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
   });
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof RateLimitedError) void reply.header('retry-after', String(error.retryAfterSeconds));
-    if (error instanceof ApiError) return reply.status(error.status).send(error.toBody());
+    if (error instanceof ApiError) {
+      // A dependency that failed (the object store, the mail server) is worth an operator's look; a project not
+      // serving yet (provisioning, being deleted) is the ordinary course of things.
+      if (error.status >= 500 && error.code !== 'project_unavailable') {
+        deps.log.warn({ err: error.cause, code: error.code, message: error.message, method: request.method, route: request.routeOptions.url }, 'answered %d %s', error.status, error.code);
+      }
+      return reply.status(error.status).send(error.toBody());
+    }
     const status = (error as { statusCode?: number }).statusCode;
     // Fastify refuses a body over bodyLimit (FST_ERR_CTP_BODY_TOO_LARGE) before any handler sees it; the multipart
     // plugin refuses an upload with more parts, fields or files than it takes (FST_PARTS_LIMIT, …) with 413 too.

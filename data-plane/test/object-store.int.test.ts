@@ -545,6 +545,9 @@ describe('S3 object store when its server goes away', () => {
         expect(error, `${name}: ${String(error)}`).toBeInstanceOf(ApiError);
         expect((error as ApiError).toBody(), name).toMatchObject({ code: 'storage_unavailable', message: expect.any(String) });
         expect((error as ApiError).status, name).toBe(503);
+        // What the SDK said goes to the data plane's log as the cause, never into the answer.
+        expect((error as ApiError).cause, name).toBeInstanceOf(Error);
+        expect(Object.keys((error as ApiError).toBody()), name).toEqual(['code', 'message', 'details', 'hint']);
       }
     } finally {
       await store?.close();

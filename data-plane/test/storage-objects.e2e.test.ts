@@ -9,6 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -285,6 +286,13 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The lines of every data-plane replica's log so far. */
+async function dataPlaneLogLines(): Promise<string[]> {
+  const dir = inject('logDir');
+  const files = (await readdir(dir)).filter((name) => name.startsWith('data-plane'));
+  return (await Promise.all(files.map(async (name) => (await readFile(path.join(dir, name), 'utf8')).split('\n')))).flat();
+}
+
 describe('an object\'s time', () => {
   it('is when its bytes were stored, not when its upload began', async () => {
     const boundary = `slow${Date.now()}`;
@@ -369,6 +377,9 @@ describe('uploading to an S3 server that stops taking the bytes', () => {
           // The stall timeout, plus the 3 s the SDK waits before it arms a socket timeout of 6 s or more (11-19 s seen).
           expect(Date.now() - started).toBeLessThan(30_000);
           expect(await rowOf('docs', objectPath)).toBeUndefined();
+          // And an operator watching the logs hears of it: a warning naming the code and the route, no query.
+          await expect.poll(async () => (await dataPlaneLogLines()).filter((line) => /"level":40/.test(line) && line.includes('"code":"storage_unavailable"')
+            && line.includes('made no progress on the upload') && line.includes('"route":"/api/projects/:projectId/storage/buckets/:bucket/objects"')).length).toBeGreaterThan(0);
         } finally {
           process.kill(pid, 'SIGCONT');
         }

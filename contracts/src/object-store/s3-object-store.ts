@@ -381,11 +381,14 @@ function unavailable(error: unknown): unknown {
   if (error instanceof ApiError || typeof error !== 'object' || error === null || !('$metadata' in error)) return error;
   const status = statusOf(error);
   if (status !== undefined && status < 500) return error;
-  return storageUnavailable('the object store is not reachable');
+  return storageUnavailable('the object store is not reachable', error);
 }
 
-function storageUnavailable(message: string): ApiError {
-  return new ApiError(503, 'storage_unavailable', message, null, 'try again shortly');
+/** ApiError 503 `storage_unavailable`; `cause` (the SDK's error) is for the log, never the answer. */
+function storageUnavailable(message: string, cause?: unknown): ApiError {
+  const error = new ApiError(503, 'storage_unavailable', message, null, 'try again shortly');
+  if (cause !== undefined) error.cause = cause;
+  return error;
 }
 
 /** Runs one SDK call, aborted as ApiError 503 when the service has not answered within `timeoutMs`. */
