@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { tenantDatabaseName } from '@baseplane/contracts';
 import { bearer, call, createProject, dataPlanesCaughtUp, type ProjectAnswer } from '../../deploy/test/http';
 import { restProject, type RestProject } from './rest-fixtures';
 
@@ -18,7 +19,7 @@ const objects = (projectId: string) => `/api/projects/${projectId}/storage/bucke
 let p: RestProject;
 /** The project whose idle connections hold the room. */
 let busy: ProjectAnswer;
-/** Projects the replicas have no connection to until a test asks. */
+/** Projects the replicas have no connection to until a test asks: one per test, more when a try is made again. */
 const fresh: ProjectAnswer[] = [];
 const deleted = new Set<string>();
 
@@ -80,6 +81,49 @@ async function asSuperuser(sql: string): Promise<void> {
   }
 }
 
+/** Idle connections to `project`'s database, every replica's: what the room gives back when the cluster is full. */
+async function idleConnections(project: ProjectAnswer): Promise<number> {
+  const admin = new pg.Client({ connectionString: inject('tenantDatabaseUrl') });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = $1 and state = 'idle'", [tenantDatabaseName(project.id)]);
+    return rows[0]!.n;
+  } finally {
+    await admin.end();
+  }
+}
+
+/** A project the replicas have no connection to yet, made for a try that must be repeated (deleted after the tests). */
+async function freshProject(): Promise<ProjectAnswer> {
+  const project = await createProject(p.operator, `cluster full ${fresh.length}`);
+  fresh.push(project);
+  await prepare(project);
+  await dataPlanesCaughtUp(10_000);
+  return project;
+}
+
+/**
+ * Leaves `busy` idle connections on a replica (`burst`), fills the cluster and sends `request` for a project the
+ * replica has no connection to; answers its status and body once the answer came on the room the replica made
+ * by giving those idle connections back (they are gone after it; the pools' own idle timeout is 30 s). When
+ * another service freed a slot first (its pools close idle connections too), the replica was never refused and
+ * the room went untested: the try is made again on a new project, up to five times. Also answers the projects
+ * it sent requests for, which now have connections on that replica.
+ */
+async function onRoomMade(burst: () => Promise<void>, first: ProjectAnswer, request: (target: ProjectAnswer) => Promise<Response>): Promise<{ answer: string; targets: ProjectAnswer[] }> {
+  const targets: ProjectAnswer[] = [];
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    const target = attempt === 1 ? first : await freshProject();
+    targets.push(target);
+    await burst();
+    const before = await idleConnections(busy);
+    expect(before, 'the burst left idle connections').toBeGreaterThan(0);
+    const answer = await whileFull(async () => answered(await request(target)));
+    if (!answer.startsWith('2') || (await idleConnections(busy)) < before) return { answer, targets };
+  }
+  throw new Error('five tries were all answered on a slot another service freed before the replica was refused: the room went untested');
+}
+
 /** Runs `act` while this test holds every connection the cluster has left for non-superusers, then lets them go. */
 async function whileFull<T>(act: () => Promise<T>): Promise<T> {
   const held: pg.Client[] = [];
@@ -110,7 +154,7 @@ beforeAll(async () => {
   await asSuperuser(`create role ${holder.role} login password '${holder.password}'`);
   p = await restProject('cluster full');
   busy = p.project;
-  for (let i = 0; i < 3; i++) fresh.push(await createProject(p.operator, `cluster full ${i}`));
+  for (let i = 0; i < 4; i++) fresh.push(await createProject(p.operator, `cluster full ${i}`));
   for (const project of [busy, ...fresh]) await prepare(project);
   await dataPlanesCaughtUp(10_000);
 });
@@ -123,31 +167,33 @@ afterAll(async () => {
 
 describe('a full cluster, idle connections of the data API', () => {
   it('signs a user up on a project auth has no connection to', async () => {
-    await dataApiWrites(replica(0), busy);
-    const answer = await whileFull(async () => answered(await signUp(replica(0), fresh[0]!)));
+    const { answer } = await onRoomMade(() => dataApiWrites(replica(0), busy), fresh[0]!, (target) => signUp(replica(0), target));
     expect(answer.slice(0, 3), answer).toBe('201');
   });
 
   it('lists objects of a project storage has no connection to', async () => {
-    await dataApiWrites(replica(0), busy);
-    const answer = await whileFull(async () => answered(await fetch(replica(0) + objects(fresh[0]!.id), { headers: { apikey: fresh[0]!.serviceKey } })));
+    const { answer } = await onRoomMade(() => dataApiWrites(replica(0), busy), fresh[1]!,
+      (target) => fetch(replica(0) + objects(target.id), { headers: { apikey: target.serviceKey } }));
     expect(answer, answer).toBe('200 {"objects":[],"prefixes":[]}');
   });
 });
 
 describe("a full cluster, idle connections of auth or storage (the other replica, whose data API has none)", () => {
+  const dataApiRead = (target: ProjectAnswer) => fetch(`${replica(1)}/rest/v1/items?select=id&limit=1`, { headers: { apikey: target.serviceKey } });
+  /** Projects the data API now has connections to on replica 1. */
+  let dataApiTargets: ProjectAnswer[] = [];
+
   it("answers the data API on storage's", async () => {
-    await storageLists(replica(1), busy);
-    const answer = await whileFull(async () => answered(await fetch(`${replica(1)}/rest/v1/items?select=id&limit=1`, { headers: { apikey: fresh[1]!.serviceKey } })));
+    const { answer, targets } = await onRoomMade(() => storageLists(replica(1), busy), fresh[2]!, dataApiRead);
+    dataApiTargets = targets;
     expect(answer, answer).toBe('200 []');
   });
 
   it("answers the data API on auth's", async () => {
-    // The test before left the data API a connection on this replica: its project goes, and its connections with it.
-    await deleteProject(fresh[1]!);
+    // The test before left the data API connections on this replica: their projects go, and the connections with them.
+    for (const project of dataApiTargets) await deleteProject(project);
     await dataPlanesCaughtUp(10_000);
-    await signUps(replica(1), busy);
-    const answer = await whileFull(async () => answered(await fetch(`${replica(1)}/rest/v1/items?select=id&limit=1`, { headers: { apikey: fresh[2]!.serviceKey } })));
+    const { answer } = await onRoomMade(() => signUps(replica(1), busy), fresh[3]!, dataApiRead);
     expect(answer, answer).toBe('200 []');
   });
 });
