@@ -4,9 +4,8 @@
  * an operator watching for errors sees the real ones.
  */
 import http from 'node:http';
-import { readdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { beforeAll, expect, inject, it } from 'vitest';
+import { serviceLogLines } from '../../deploy/test/logs';
 import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 
 let operator: Operator;
@@ -14,10 +13,7 @@ let project: ProjectAnswer;
 
 /** Error-level lines (pino level 50 and up) of every data-plane replica's log. */
 async function errorLines(): Promise<string[]> {
-  const dir = inject('logDir');
-  const files = (await readdir(dir)).filter((name) => name.startsWith('data-plane'));
-  const lines = await Promise.all(files.map(async (name) => (await readFile(path.join(dir, name), 'utf8')).split('\n')));
-  return lines.flat().filter((line) => /"level":(5|6)\d/.test(line));
+  return (await serviceLogLines('data-plane')).filter((line) => /"level":(5|6)\d/.test(line));
 }
 
 /** Starts an upload of 10 MiB, sends 256 KiB of it and resets the connection. */

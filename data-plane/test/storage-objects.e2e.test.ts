@@ -9,7 +9,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import http from 'node:http';
-import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +19,7 @@ import { layoutOf, objectFile } from '../../contracts/src/object-store/fs-layout
 import { s3BucketsDir } from '../../deploy/local/src/s3-server';
 import { processWithArgument } from '../../deploy/test/processes';
 import { bearer, call, createProject, signUpOperator, type Operator } from '../../deploy/test/http';
+import { serviceLogLines } from '../../deploy/test/logs';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
 import { servicesBackend, servicesStore } from '../../control-plane/test/storage-fixtures';
 import { restProject, signUpUser, sql, type RestProject } from './rest-fixtures';
@@ -286,12 +286,6 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The lines of every data-plane replica's log so far. */
-async function dataPlaneLogLines(): Promise<string[]> {
-  const dir = inject('logDir');
-  const files = (await readdir(dir)).filter((name) => name.startsWith('data-plane'));
-  return (await Promise.all(files.map(async (name) => (await readFile(path.join(dir, name), 'utf8')).split('\n')))).flat();
-}
 
 describe('an object\'s time', () => {
   it('is when its bytes were stored, not when its upload began', async () => {
@@ -378,7 +372,7 @@ describe('uploading to an S3 server that stops taking the bytes', () => {
           expect(Date.now() - started).toBeLessThan(30_000);
           expect(await rowOf('docs', objectPath)).toBeUndefined();
           // And an operator watching the logs hears of it: a warning naming the code and the route, no query.
-          await expect.poll(async () => (await dataPlaneLogLines()).filter((line) => /"level":40/.test(line) && line.includes('"code":"storage_unavailable"')
+          await expect.poll(async () => (await serviceLogLines('data-plane')).filter((line) => /"level":40/.test(line) && line.includes('"code":"storage_unavailable"')
             && line.includes('made no progress on the upload') && line.includes('"route":"/api/projects/:projectId/storage/buckets/:bucket/objects"')).length).toBeGreaterThan(0);
         } finally {
           process.kill(pid, 'SIGCONT');
