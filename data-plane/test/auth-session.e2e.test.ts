@@ -171,6 +171,39 @@ describe('failed sign-ins', () => {
   });
 });
 
+describe('sign-ups from one IP', () => {
+  const signup = (headers: Record<string, string>, ip: string, address = `many-${randomUUID()}@example.com`) =>
+    call('POST', '/rest/v1/auth/signup', { headers: { ...headers, 'x-forwarded-for': ip }, body: { email: address, password } });
+
+  it('holds back an IP after thirty sign-ups in five minutes, a taken address counted too (429, Retry-After), and no other IP', async () => {
+    const ip = someIp();
+    const taken = `taken-${randomUUID()}@example.com`;
+    expect((await signup(key(), ip, taken)).status).toBe(201);
+    expect((await signup(key(), ip, taken)).status).toBe(409);
+    for (let i = 0; i < 28; i += 7) {
+      const answers = await Promise.all(Array.from({ length: 7 }, () => signup(key(), ip)));
+      expect(answers.map((a) => a.status)).toEqual(Array(7).fill(201));
+    }
+    const address = `held-${randomUUID()}@example.com`;
+    const held = await signup(key(), ip, address);
+    expect(held.status, held.text).toBe(429);
+    expect(held.body).toMatchObject({ code: 'rate_limited', details: { retryAfter: expect.any(Number) } });
+    expect(Number(held.headers.get('retry-after'))).toBeGreaterThan(250);
+    // Refused before anything was made: the address is free from another IP.
+    const elsewhere = await signup(key(), someIp(), address);
+    expect(elsewhere.status, elsewhere.text).toBe(201);
+  });
+
+  it('never holds back the service key', async () => {
+    const ip = someIp();
+    for (let i = 0; i < 35; i += 7) {
+      const answers = await Promise.all(Array.from({ length: 7 }, () => signup({ apikey: project.serviceKey }, ip)));
+      expect(answers.map((a) => a.status)).toEqual(Array(7).fill(201));
+    }
+    expect((await signup(key(), ip)).status).toBe(201);
+  });
+});
+
 describe('a NUL character in any string field', () => {
   // PostgreSQL cannot store it (22021): the shared string type of contracts/src/auth.ts refuses it at validation, on every endpoint.
   let token = '';

@@ -20,7 +20,7 @@ import * as store from '@baseplane/contracts/user-directory';
 import type { SqlClient } from '@baseplane/contracts/user-directory';
 import type { DirectoryEntry } from '../directory/project-directory';
 import { resolveProject } from '../http/resolve-project';
-import { count, issueLimits, limit, mailCode, signinFailureLimits } from './code-flow';
+import { count, issueLimits, limit, mailCode, signinFailureLimits, signupLimits } from './code-flow';
 import type { AuthDependencies } from './dependencies';
 import { hashPassword, verifyPassword } from './passwords';
 import { used } from './rate-limits';
@@ -67,13 +67,15 @@ export function normalEmail(email: string): string {
 const notVerified = () => new ApiError(403, 'email_not_verified', 'confirm your email address first', null, 'enter the code sent at sign-up through POST /auth/verify-email');
 
 async function signup(deps: AuthDependencies, request: FastifyRequest): Promise<EndUserSession> {
-  const { project } = resolveProject(deps.directory, request);
+  const { project, kind } = resolveProject(deps.directory, request);
   const body = validate(EndUserSignupBody, request.body);
   const settings = project.authSettings;
   if (!settings.allowSignups) throw new ApiError(403, 'signups_disabled', 'this project does not take sign-ups');
   const email = normalEmail(body.email);
   checkPassword(project, body.password);
-  if (settings.requireEmailVerification) await limit(deps, project, issueLimits(request, 'signup', email));
+  // Counted before the password is hashed: a flood of sign-ups is refused before it costs argon2id's time and memory.
+  const limits = [...(kind === 'service' ? [] : signupLimits(request)), ...(settings.requireEmailVerification ? issueLimits(request, 'signup', email) : [])];
+  if (limits.length > 0) await limit(deps, project, limits);
   const passwordHash = await hashPassword(body.password);
   const { password: _, ...profile } = body;
   const { user, sessionId, refreshToken } = await deps.tenants.transaction(project.projectId, async (tx) => {

@@ -52,6 +52,12 @@ export const signinFailureLimits = (request: FastifyRequest, email: string): Buc
   [`signin-failed:ip:${request.ip}`, LIMITS.signinFailuresPerIp],
 ];
 
+/**
+ * Buckets of a sign-up from the request's client IP, every try counted (a
+ * taken address too): an app's own key spends them, the service key none.
+ */
+export const signupLimits = (request: FastifyRequest): Buckets => [[`signup:ip:${request.ip}`, LIMITS.signupsPerIp]];
+
 /** The email carrying `code`, in the project's words and with its code lifetime; `continueAt` is where the app takes it. */
 export async function mailCode(deps: AuthDependencies, project: DirectoryEntry, purpose: CodePurpose, to: string, code: string, continueAt?: string): Promise<void> {
   const ttlMinutes = Math.max(1, Math.round(project.authSettings.otpTtl / 60));

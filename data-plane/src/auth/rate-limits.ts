@@ -1,6 +1,6 @@
 /**
- * Fixed-window rate limits on issuing and verifying codes and on failed
- * password sign-ins, kept in the tenant's `auth.rate_limits` so every
+ * Fixed-window rate limits on issuing and verifying codes, on failed
+ * password sign-ins and on sign-ups, kept in the tenant's `auth.rate_limits` so every
  * data-plane replica counts together. Over the limit ⇒ 429 `rate_limited`
  * with `Retry-After`.
  */
@@ -21,6 +21,8 @@ export const LIMITS = {
   // Failed password sign-ins only: an app's own traffic (and a user who signs in often) is never held up.
   signinFailuresPerAddressAndIp: { max: 10, windowSeconds: 900 },
   signinFailuresPerIp: { max: 100, windowSeconds: 300 },
+  // Sign-ups through a public key, verified or not (Supabase's sign-ups and sign-ins limit: 30 per 5 minutes per IP).
+  signupsPerIp: { max: 30, windowSeconds: 300 },
 } satisfies Record<string, Limit>;
 
 export class RateLimitedError extends ApiError {
