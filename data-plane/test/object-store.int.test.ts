@@ -375,6 +375,49 @@ describe.each(backends)('%s object store', (kind, open) => {
     expect(await leftoverUploads()).toBe(0);
   });
 
+  it.each([['of one S3 part', 1000], ['of several S3 parts', 7 * MiB]])(
+    'calls publish once, when the whole body %s has arrived and before the new bytes show; a refusal fails the put with it and keeps the old bytes',
+    async (_what, size) => {
+      const name = `publish/${size}`;
+      await put(name, 'the old bytes');
+      const seen: Array<{ consumed: boolean; stored: string }> = [];
+      const { stream, md5 } = generated(size);
+      const stored = await store.put(key(name), stream, {
+        contentType: 'application/octet-stream',
+        publish: async () => {
+          seen.push({ consumed: stream.readableEnded, stored: (await bytesOf((await store.get(key(name))).body)).toString() });
+        },
+      });
+      expect(seen).toEqual([{ consumed: true, stored: 'the old bytes' }]);
+      expect(stored.size).toBe(size);
+      expect(createHash('md5').update(await bytesOf((await store.get(key(name))).body)).digest('hex')).toBe(md5);
+
+      const refusal = new Error('the path was taken meanwhile');
+      let calls = 0;
+      const error = await rejection(store.put(key(name), generated(size).stream, {
+        contentType: 'application/octet-stream',
+        publish: async () => {
+          calls += 1;
+          throw refusal;
+        },
+      }));
+      expect(error).toBe(refusal);
+      expect(calls).toBe(1);
+      expect((await store.head(key(name)))?.size).toBe(size);
+      expect(createHash('md5').update(await bytesOf((await store.get(key(name))).body)).digest('hex')).toBe(md5);
+      expect(await leftoverUploads()).toBe(0);
+    },
+  );
+
+  it('never calls publish for an upload that fails before its end', async () => {
+    let calls = 0;
+    const publish = async () => { calls += 1; };
+    await rejection(store.put(key('publish/broken'), failingAfter(7 * MiB), { contentType: 'text/plain', publish }));
+    await rejection(store.put(key('publish/too-big'), generated(2 * MiB).stream, { contentType: 'text/plain', maxBytes: MiB, publish }));
+    expect(calls).toBe(0);
+    expect(await leftoverUploads()).toBe(0);
+  });
+
   it('streams a 50 MB object in and out with flat memory', async () => {
     // A smaller multipart transfer first, so that what any first transfer costs (lazily loaded SDK
     // code, the heap's young generation growing to its working size) is not counted as the object's.

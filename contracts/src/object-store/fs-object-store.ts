@@ -168,6 +168,7 @@ export function createFsObjectStore(root: string): ObjectStore {
         closed = true;
         // Flushed: its close has nothing left to wait for (see closeNow).
         fsFd.closeSync(file);
+        await options.publish?.({ size: result.size });
         await moveIntoPlace(temp, objectFile(objects, key));
         return result;
       } catch (error) {

@@ -28,6 +28,17 @@ export interface PutOptions {
   maxBytes?: number;
   /** Aborting fails the upload and leaves nothing stored. */
   signal?: AbortSignal;
+  /**
+   * Called once, when every byte has arrived and is kept where the store will
+   * publish it from, just before it becomes the object at the key (the fs
+   * store's rename; S3's CompleteMultipartUpload, or for an object of one part
+   * its PutObject). The caller takes its lock on the path here, so that the
+   * body streams with nothing held and writers of one path publish in the
+   * order their locks are granted. `size` is the bytes stored. A rejection
+   * fails the upload with that error, nothing published; a call never made is
+   * an upload that failed before.
+   */
+  publish?: (stored: { size: number }) => Promise<void>;
 }
 
 /** What a successful {@link ObjectStore.put} stored. */

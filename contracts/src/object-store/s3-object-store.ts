@@ -6,11 +6,13 @@
  */
 import {
   AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
   CreateBucketCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
+  PutObjectCommand,
   S3Client,
   S3ServiceException,
   type S3ClientConfig,
@@ -77,6 +79,27 @@ const LEFTOVER_ABORT_MS = 15 * 60_000;
 const LEFTOVER_ABORT_MAX_DELAY_MS = 60_000;
 /** DeleteObjects takes at most this many keys per request. */
 const DELETE_BATCH = 1000;
+
+/**
+ * The upload client as one put's `Upload` sees it: the call that publishes the
+ * object (CompleteMultipartUpload, or the PutObject of an object of one part)
+ * first waits for `publish`, and is not sent when it rejects. lib-storage has no
+ * step between an upload's last part and its completion; this is that step.
+ */
+function publishStep(client: S3Client, publish: () => Promise<void>): { client: S3Client; state: { called: boolean; refused: boolean; refusal?: unknown } } {
+  const state: { called: boolean; refused: boolean; refusal?: unknown } = { called: false, refused: false };
+  const send = (command: unknown, ...rest: unknown[]): Promise<unknown> => {
+    const sendIt = () => (client.send as (...args: unknown[]) => Promise<unknown>)(command, ...rest);
+    if (!(command instanceof CompleteMultipartUploadCommand || command instanceof PutObjectCommand)) return sendIt();
+    state.called = true;
+    return publish().then(sendIt, (refusal: unknown) => {
+      state.refused = true;
+      state.refusal = refusal;
+      throw refusal;
+    });
+  };
+  return { client: new Proxy(client, { get: (target, property, receiver) => (property === 'send' ? send : Reflect.get(target, property, receiver)) }), state };
+}
 
 /** Opens the store: checks the service answers and creates the bucket when it does not exist yet. */
 export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<ObjectStore> {
@@ -176,8 +199,11 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
       pipeline(body, meter, () => {});
       const onAbort = () => meter.destroy(abortError());
       putOptions.signal?.addEventListener('abort', onAbort, { once: true });
+      const { publish } = putOptions;
+      // Published once the meter has seen the whole body: what it counted is what is stored.
+      const publishing = publish ? publishStep(uploadClient, () => publish({ size: meter.bytes })) : undefined;
       const upload = new Upload({
-        client: uploadClient,
+        client: publishing?.client ?? uploadClient,
         params: { Bucket, Key: key, Body: meter, ContentType: putOptions.contentType },
         partSize: PART_BYTES,
         queueSize: PARTS_IN_FLIGHT,
@@ -188,6 +214,8 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
       try {
         if (putOptions.signal?.aborted) onAbort();
         const done = await upload.done();
+        // Loud, should lib-storage ever publish by a call the step does not know.
+        if (publishing && !publishing.state.called) throw new Error('the S3 upload was published without its publish step');
         return { size: meter.bytes, etag: unquote(done.ETag) };
       } catch (error) {
         // The service failed mid-way: stop reading the source too, so the sender is not left hanging.
@@ -198,6 +226,8 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
           // Nothing is left once put fails, except after a stall: the server may not answer that either.
           if (!stalled) await aborted;
         }
+        // The caller's publish step refused (the path taken meanwhile, a policy): its answer, not the store's.
+        if (publishing?.state.refused) throw publishing.state.refusal;
         // Filesystem-backed servers (versitygw's posix backend) cannot hold both `a` and `a/b`.
         if (statusOf(error) === 409) throw nameTakenByFolderOrObject(key, describe(error));
         // A request of the upload made no progress for uploadStallMs; its multipart upload is being aborted.

@@ -4,11 +4,13 @@
  * sends them here, not to the control plane: objects are data, read and
  * written under the app's RLS policies on `storage.objects`).
  *
- * Metadata and bytes move together. An upload first writes its row (so RLS
- * decides before a byte is stored, and the row's lock makes writers of one path
- * take turns), then streams the bytes to the store, then records their size and
- * etag and commits; a failure anywhere rolls the row back and the store keeps
- * nothing of a failed upload. A delete removes rows and bytes in one transaction;
+ * Metadata and bytes move together. An upload first tries its row in a
+ * transaction it rolls back (so RLS, the bucket's rules and a taken path decide
+ * before a byte is stored), then streams the bytes to the store holding no
+ * connection, as Supabase does; as the store publishes them it claims the row
+ * for real (its lock makes writers of one path publish in turn), and then
+ * records their size and etag and commits. A failure anywhere rolls the row
+ * back and the store keeps nothing of a failed upload. A delete removes rows and bytes in one transaction;
  * an object the store refuses to delete keeps its row and is not in the answer.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -18,12 +20,12 @@ import {
   MAX_SIGNED_URL_SECONDS, ObjectPathQuery, SignedUrlQuery, UploadObjectQuery, invalidRequest, mimeTypeAllowed, queryInteger, validate,
   type ObjectListing, type StorageObject,
 } from '@baseplane/contracts';
-import { assertContentType, assertListPrefix, assertObjectKey, objectKey, objectNotFound } from '@baseplane/contracts/object-store';
+import { assertContentType, assertListPrefix, assertObjectKey, objectKey, objectNotFound, payloadTooLarge } from '@baseplane/contracts/object-store';
 import { bindCors } from '../http/cors';
 import type { Caller } from '../rest/execute';
 import type { StorageAccess } from './storage-caller';
 import type { Storage } from './storage';
-import { AS_SERVICE, type BucketRules, type StorageStatement, type TextRow } from './storage-db';
+import { AS_SERVICE, type BucketRules, type HeldTransaction, type StorageStatement, type TextRow } from './storage-db';
 import { sendObject } from './send-object';
 
 /** An object's columns as the statements below select them (text format; `updated_at` as JSON's ISO 8601). */
@@ -102,26 +104,41 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
           }
         };
         const upsert = query.upsert === 'true';
+        const claim = claimPath(bucketName, query.path, contentType, ownerOf(caller), upsert);
+        let held: HeldTransaction | undefined;
         let stored = false;
         try {
-          const claim = claimPath(bucketName, query.path, contentType, ownerOf(caller), upsert);
-          const object = await storage.db.transaction(projectId, caller, [claim], async (_claimed, tx, bucket) => {
-            const put = await storage.store.put(key, file.file, { contentType, maxBytes: bucket!.fileSizeLimit ?? undefined });
-            stored = true;
-            // The row passed the caller's policies above; what the store measured is recorded with the platform's own rights.
-            // Its time is when the bytes were stored (now() would be the transaction's start: the upload's first byte).
-            const answered = await tx.commit([
-              AS_SERVICE,
-              {
-                name: 'bp_storage_measured',
-                text: `update storage.objects set size = $3, etag = $4, updated_at = clock_timestamp() where bucket = $1 and path = $2 returning ${OBJECT_COLUMNS}`,
-                values: [bucketName, query.path, put.size, put.etag],
-              },
-            ]);
-            return toObject(answered[1]![0]!);
-          }, { name: bucketName, admit: admitType });
-          return reply.status(201).send(object);
+          // The bucket's rules, the caller's policies and a taken path answer before a byte is stored: the row is
+          // claimed and rolled back in one round trip. Then the bytes stream with no connection held.
+          const rules = await storage.db.probe(projectId, caller, [claim], { name: bucketName, admit: admitType });
+          const put = await storage.store.put(key, file.file, {
+            contentType,
+            maxBytes: rules.fileSizeLimit ?? undefined,
+            // Claimed for real as the bytes are published: its lock makes writers of one path publish in turn, and a
+            // path taken meanwhile (409), a policy or the bucket's rules changed meanwhile refuse the bytes before they show.
+            publish: async ({ size }) => {
+              const admitStored = (bucket: BucketRules) => {
+                admitType(bucket);
+                if (bucket.fileSizeLimit !== null && size > bucket.fileSizeLimit) throw payloadTooLarge(bucket.fileSizeLimit);
+              };
+              held = await storage.db.begin(projectId, caller, [claim], { name: bucketName, admit: admitStored });
+            },
+          });
+          stored = true;
+          if (!held) throw new Error('the object store published an upload without its publish step');
+          // The row passed the caller's policies above; what the store measured is recorded with the platform's own rights.
+          // Its time is when the bytes were stored (now() would be the claim's).
+          const answered = await held.commit([
+            AS_SERVICE,
+            {
+              name: 'bp_storage_measured',
+              text: `update storage.objects set size = $3, etag = $4, updated_at = clock_timestamp() where bucket = $1 and path = $2 returning ${OBJECT_COLUMNS}`,
+              values: [bucketName, query.path, put.size, put.etag],
+            },
+          ]);
+          return reply.status(201).send(toObject(answered[1]![0]!));
         } catch (error) {
+          await held?.rollback();
           // Bytes stored but the row not committed: a new object's bytes go (a replaced one's cannot come back).
           if (stored && !upsert) {
             await storage.store.deleteMany([key])
@@ -202,9 +219,10 @@ const DELETE_SAVEPOINT: StorageStatement = { name: 'bp_storage_delete_savepoint'
 const UNDO_DELETE: StorageStatement = { name: 'bp_storage_delete_undo', text: 'rollback to savepoint bp_storage_delete', values: [] };
 
 /**
- * The statement that writes the object's row under the caller's policies
- * before any byte moves: an insert, or with `upsert` an insert that takes over
- * an existing row (needing the app's update policy too).
+ * The statement that writes the object's row under the caller's policies,
+ * tried before any byte moves and run again as the bytes are published: an
+ * insert, or with `upsert` an insert that takes over an existing row (needing
+ * the app's update policy too).
  */
 function claimPath(bucket: string, path: string, contentType: string, owner: string | null, upsert: boolean): StorageStatement {
   const conflict = upsert ? ' on conflict (bucket, path) do update set content_type = excluded.content_type, owner = excluded.owner, updated_at = now()' : '';

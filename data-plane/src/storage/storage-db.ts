@@ -8,10 +8,11 @@
  * Statements travel in batches under one Sync (one-sync.ts), so a request
  * costs few round trips: a read is one batch, an implicit transaction that
  * PostgreSQL commits at the Sync; a transaction that must stay open while
- * bytes stream to the object store is one batch that begins it (with the
- * caller's first statements) and one that ends it (with its last ones and
- * COMMIT). Held open, it keeps the metadata row's lock, so two writers of one
- * path take turns, and a failed upload rolls its row back. A request on a
+ * the object store acts is one batch that begins it (with the caller's first
+ * statements) and one that ends it (with its last ones and COMMIT). An upload
+ * first probes its row in a transaction rolled back in the same round trip,
+ * streams its bytes holding nothing, and only to publish them holds a
+ * transaction, whose row lock makes writers of one path publish in turn. A request on a
  * bucket reads its rules at the head of its first batch, before the caller's
  * role is taken (`authenticator` is a member of `service_role`, which
  * bypasses RLS): no round trip of their own.
@@ -58,7 +59,15 @@ export interface OpenTransaction {
   commit(statements: readonly StorageStatement[]): Promise<TextRow[][]>;
 }
 
-/** Connections per project and replica for transactions: an upload holds one for as long as its bytes flow. */
+/** A transaction {@link StorageDb.begin} handed over: its first statements' rows, the bucket's rules, and its two ends. */
+export interface HeldTransaction extends OpenTransaction {
+  rows: TextRow[][];
+  rules: BucketRules | null;
+  /** Rolls back and gives the connection back; nothing when the transaction has ended. */
+  rollback(): Promise<void>;
+}
+
+/** Connections per project and replica for transactions: an upload's while it publishes its bytes, a delete's while the store deletes. */
 const TRANSACTION_POOL_SIZE = 10;
 /** Connections per project and replica for one-round-trip reads and writes (listings, downloads, signed URLs). */
 const STATEMENT_POOL_SIZE = 5;
@@ -71,6 +80,7 @@ export const CONNECT_WAIT_MS = 10_000;
 
 const SERVICE: Caller = { role: 'service_role', claims: null };
 const COMMIT: BatchStep = { name: 'bp_commit', text: 'commit', values: [] };
+const ROLLBACK: BatchStep = { name: 'bp_rollback', text: 'rollback', values: [] };
 /** A bucket's rules in PostgreSQL's text format: `public` as t/f, the allow-list as JSON. */
 const BUCKET_RULES = "select public, file_size_limit, array_to_json(allowed_mime_types) as allowed_mime_types from storage.buckets where name = $1";
 /** The platform's own rights for the rest of the transaction (`authenticator` is a member of `service_role`). */
@@ -78,6 +88,11 @@ export const AS_SERVICE: StorageStatement = { name: 'bp_storage_as_service', tex
 
 function toStep(statement: StorageStatement): BatchStep {
   return { name: statement.name, text: statement.text, values: wireValues(statement.values), describe: true };
+}
+
+/** A failure as the caller gets it: an ApiError as it is, a database error as the data API maps it (a policy refusal 401 for anon, 403 otherwise). */
+function mapped(error: unknown, caller: Caller): unknown {
+  return error instanceof ApiError ? error : (databaseError(error, caller.role) ?? error);
 }
 
 function toRules(name: string, row: TextRow | undefined): BucketRules {
@@ -125,12 +140,12 @@ async function runBatch(client: pg.PoolClient, steps: BatchStep[], rulesOf?: (an
 }
 
 export class StorageDb {
-  /** One-round-trip work ({@link run}, {@link bucket}). */
+  /** One-round-trip work ({@link run}, {@link bucket}, {@link probe}). */
   private readonly pools: ProjectPools;
   /**
-   * {@link transaction}s, which stay open while bytes flow: clients trickling
-   * uploads can hold all of these, and listings, downloads and signed URLs
-   * still get a connection of the other pool.
+   * Transactions held while the object store acts ({@link begin}): a store
+   * that answers slowly holds these, and one-round-trip work still gets a
+   * connection of the other pool.
    */
   private readonly transactionPools: ProjectPools;
 
@@ -173,64 +188,125 @@ export class StorageDb {
   }
 
   /**
-   * Begins a transaction as `caller` with `first` in one round trip (with
-   * `bucket`'s rules read ahead of them), then runs `work` with their rows and
-   * the rules while it stays open; `work` ends it with
-   * {@link OpenTransaction.commit}, or it is committed as it is when `work`
-   * returns. Any error rolls back, and is mapped as {@link run}'s are.
+   * Runs `statements` as `caller` in a transaction that is then rolled back,
+   * all in one round trip with `bucket`'s rules read ahead of them: whether
+   * they pass the caller's policies and the table's constraints, nothing
+   * kept. Answers the bucket's rules; refusals come as {@link run}'s do.
    */
-  transaction<T>(
+  probe(projectId: string, caller: Caller, statements: readonly StorageStatement[], bucket: BucketCheck): Promise<BucketRules> {
+    const check = bucketSteps(bucket);
+    return this.withClient(caller, projectId, this.pools, async (client, broken) => {
+      let answered: TextRow[][];
+      try {
+        answered = await runBatch(client, [BEGIN_STEP, ...check.steps, callerSetupStep(caller), ...statements.map(toStep), ROLLBACK], (rows) => check.rules(rows.slice(1)));
+      } catch (error) {
+        // A failed batch leaves its transaction aborted but open (its BEGIN ran).
+        await client.query('rollback').catch(broken);
+        throw error;
+      }
+      return check.rules(answered.slice(1))!;
+    });
+  }
+
+  /**
+   * Begins a transaction as `caller` with `first` in one round trip (with
+   * `bucket`'s rules read ahead of them) and hands it over open, its rows and
+   * the rules with it. Whoever begins it ends it, with
+   * {@link HeldTransaction.commit} or {@link HeldTransaction.rollback}: either
+   * gives its connection back. Errors are mapped as {@link run}'s are; a failed
+   * begin or commit has rolled back already.
+   */
+  async begin(projectId: string, caller: Caller, first: readonly StorageStatement[], bucket?: BucketCheck): Promise<HeldTransaction> {
+    const check = bucketSteps(bucket);
+    const { client, release } = await this.acquire(projectId, this.transactionPools);
+    let open = true;
+    /** Rolls back (a failed batch leaves the transaction aborted but open) and lets the connection go; once. */
+    const rollback = async (): Promise<void> => {
+      if (!open) return;
+      open = false;
+      let broken = false;
+      await client.query('rollback').catch(() => { broken = true; });
+      release(broken);
+    };
+    try {
+      const answered = await runBatch(client, [BEGIN_STEP, ...check.steps, callerSetupStep(caller), ...first.map(toStep)], (rows) => check.rules(rows.slice(1)));
+      const rules = check.rules(answered.slice(1));
+      return {
+        rows: answered.slice(2 + check.steps.length),
+        rules,
+        commit: async (statements) => {
+          if (!open) throw new Error('the transaction has ended');
+          try {
+            const committed = await runBatch(client, [...statements.map(toStep), COMMIT]);
+            open = false;
+            release(false);
+            return committed.slice(0, -1);
+          } catch (error) {
+            await rollback();
+            throw mapped(error, caller);
+          }
+        },
+        rollback,
+      };
+    } catch (error) {
+      await rollback();
+      throw mapped(error, caller);
+    }
+  }
+
+  /**
+   * {@link begin}, then `work` with its rows, the open transaction and the
+   * rules; `work` may end it with {@link OpenTransaction.commit}, else it is
+   * committed as it is when `work` returns. Any error rolls back.
+   */
+  async transaction<T>(
     projectId: string,
     caller: Caller,
     first: readonly StorageStatement[],
     work: (rows: TextRow[][], tx: OpenTransaction, rules: BucketRules | null) => Promise<T>,
     bucket?: BucketCheck,
   ): Promise<T> {
-    const check = bucketSteps(bucket);
-    return this.withClient(caller, projectId, this.transactionPools, async (client, broken) => {
-      let open = true;
-      try {
-        const answered = await runBatch(client, [BEGIN_STEP, ...check.steps, callerSetupStep(caller), ...first.map(toStep)], (rows) => check.rules(rows.slice(1)));
-        const rules = check.rules(answered.slice(1));
-        const tx: OpenTransaction = {
-          commit: async (statements) => {
-            const committed = await runBatch(client, [...statements.map(toStep), COMMIT]);
-            open = false;
-            return committed.slice(0, -1);
-          },
-        };
-        const result = await work(answered.slice(2 + check.steps.length), tx, rules);
-        if (open) {
-          await client.query('commit');
-          open = false;
-        }
-        return result;
-      } catch (error) {
-        // A failed batch leaves the transaction aborted but open (its BEGIN ran): it ends here either way.
-        if (open) await client.query('rollback').catch(broken);
-        throw error;
-      }
-    });
+    const held = await this.begin(projectId, caller, first, bucket);
+    let ended = false;
+    const tx: OpenTransaction = { commit: (statements) => held.commit(statements).finally(() => { ended = true; }) };
+    try {
+      const result = await work(held.rows, tx, held.rules);
+      if (!ended) await held.commit([]);
+      return result;
+    } catch (error) {
+      await held.rollback();
+      throw mapped(error, caller);
+    }
   }
 
-  /**
-   * A pool client of the project for `use` (room made for it when the
-   * cluster is full), released after; dropped instead
-   * when `use` calls `broken` (pg's pool drops a lost connection itself).
-   */
-  private async withClient<T>(caller: Caller, projectId: string, pools: ProjectPools, use: (client: pg.PoolClient, broken: () => void) => Promise<T>): Promise<T> {
+  /** A pool client of the project (room made for it when the cluster is full), and how to give it back: dropped when `broken`. */
+  private async acquire(projectId: string, pools: ProjectPools): Promise<{ client: pg.PoolClient; release(broken: boolean): void }> {
     const client = await pools.connect(projectId);
     // A connection that dies while checked out emits 'error' on the client; unheard, it would end the process.
     const lost = () => undefined;
     client.on('error', lost);
+    return {
+      client,
+      release: (broken) => {
+        client.off('error', lost);
+        client.release(broken);
+      },
+    };
+  }
+
+  /**
+   * A pool client of the project for `use`, released after; dropped instead
+   * when `use` calls `broken` (pg's pool drops a lost connection itself).
+   */
+  private async withClient<T>(caller: Caller, projectId: string, pools: ProjectPools, use: (client: pg.PoolClient, broken: () => void) => Promise<T>): Promise<T> {
+    const { client, release } = await this.acquire(projectId, pools);
     let broken = false;
     try {
       return await use(client, () => { broken = true; });
     } catch (error) {
-      throw error instanceof ApiError ? error : (databaseError(error, caller.role) ?? error);
+      throw mapped(error, caller);
     } finally {
-      client.off('error', lost);
-      client.release(broken);
+      release(broken);
     }
   }
 
