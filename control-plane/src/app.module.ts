@@ -6,6 +6,7 @@ import { Controller, Get, Inject, Module, type DynamicModule } from '@nestjs/com
 import { CqrsModule, CommandBus } from '@nestjs/cqrs';
 import { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
+import type { Logger } from 'pino';
 import type { HealReport, ServiceConfig } from '@baseplane/contracts';
 import { EventStore } from './event-store/event-store';
 import { PlatformSecrets } from './accounts/secrets';
@@ -51,6 +52,8 @@ export interface AppDependencies {
   waiter: OperationWaiter;
   /** Hears each owner login healed (its password set back after owner code changed it). */
   reportHeal?: (heal: HealReport) => void;
+  /** Where services log what they handle on their own (the SQL console's DDL recorded late). */
+  log?: Logger;
 }
 
 @Module({})
@@ -78,7 +81,7 @@ export class AppModule {
           inject: [PG_POOL, EventStore, CommandBus, CommandRunner, PlatformSecrets, CONFIG],
         },
         { provide: TenantConnections, useFactory: (c: ServiceConfig) => new TenantConnections(c.tenantDatabaseUrl, c.platformSecret, deps.reportHeal), inject: [CONFIG] },
-        sqlConsoleProvider(process.env),
+        sqlConsoleProvider(process.env, deps.log),
         ExecuteProjectCommandHandler,
         ExecuteSchemaCommandHandler,
         ExecuteBucketCommandHandler,

@@ -43,7 +43,7 @@ async function main(): Promise<void> {
 
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.register({
-      config, db, temporal, waiter,
+      config, db, temporal, waiter, log,
       reportHeal: ({ error, ...heal }) =>
         error ? log.error({ ...heal, err: error }, 'project login refused; resetting its password failed') : log.warn(heal, 'project login refused; its password was reset'),
     }),

@@ -96,6 +96,21 @@ describe('appendToStream', () => {
   });
 });
 
+describe('appendOnce', () => {
+  it('appends an event of one type and correlation id once, however many writers try at once', async () => {
+    const stream = `once-${randomUUID()}`;
+    const once: NewEvent = { type: 'TestRecorded', data: { n: 1 }, metadata: metadata() };
+    const appended = await Promise.all(Array.from({ length: 20 }, () => store.appendOnce(stream, once)));
+    expect(appended.filter(Boolean)).toHaveLength(1);
+    // Another correlation id, or another type with the same one, is another event.
+    expect(await store.appendOnce(stream, { ...once, metadata: metadata() })).toBe(true);
+    expect(await store.appendOnce(stream, { ...once, type: 'TestOtherwise' })).toBe(true);
+    expect((await store.readStream(stream)).map((e) => [e.type, e.metadata.correlationId === once.metadata.correlationId])).toEqual([
+      ['TestRecorded', true], ['TestRecorded', false], ['TestOtherwise', true],
+    ]);
+  });
+});
+
 describe('readStream', () => {
   it('takes a page of the stream in SQL: the database returns the page only', async () => {
     const streamId = `test-${randomUUID()}`;

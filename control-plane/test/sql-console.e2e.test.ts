@@ -241,11 +241,91 @@ describe('DDL in the history', () => {
     { name: 'DDL on temporary objects records nothing', method: 'POST', url: URL_, headers: auth, body: { get projectId() { return project.id; }, query: 'create temp table t (x int)' }, expectedStatus: 200, expectedEvents: noEvents },
     { name: 'a failed query records nothing', method: 'POST', url: URL_, headers: auth, body: { get projectId() { return project.id; }, query: 'create table b (id int); select 1/0' }, expectedStatus: 400, expectedContent: ['"22012"'], expectedEvents: noEvents },
     { name: 'claiming to be the workflow does not hide DDL', method: 'POST', url: URL_, headers: auth, body: { get projectId() { return project.id; }, query: `set baseplane.source = 'workflow'; create table sneaky (id int)` }, expectedStatus: 200, expectedEvents: ddlEvent },
-    { name: 'the query cannot take the DDL log itself', method: 'POST', url: URL_, headers: auth, body: { get projectId() { return project.id; }, query: `create table hidden (id int); select * from baseplane_meta.take_ddl_log('0')` }, expectedStatus: 400, expectedContent: ['"42501"'], expectedEvents: noEvents },
+    { name: 'the query cannot take the DDL log itself', method: 'POST', url: URL_, headers: auth, body: { get projectId() { return project.id; }, query: `create table hidden (id int); select * from baseplane_meta.take_ddl_log('0', gen_random_uuid(), 'someone')` }, expectedStatus: 400, expectedContent: ['"42501"'], expectedEvents: noEvents },
+    { name: 'the query cannot remove DDL waiting to be recorded', method: 'POST', url: URL_, headers: auth, body: { get projectId() { return project.id; }, query: `select baseplane_meta.ack_ddl_log(gen_random_uuid())` }, expectedStatus: 400, expectedContent: ['"42501"'], expectedEvents: noEvents },
   ]);
 
   it('gave the table created by a self-proclaimed workflow RLS as well', async () => {
     expect((await tenant.query(`select relrowsecurity from pg_class where oid = 'public.sneaky'::regclass`)).rows[0].relrowsecurity).toBe(true);
+  });
+});
+
+describe('DDL whose event the platform database could not take', () => {
+  let platform: pg.Client;
+  /** The platform database refuses this project's SqlDdlRecorded events while `refusing` (a trigger, as a failing disk would). */
+  const refuseDdlEvents = (refusing: boolean) => platform.query(refusing
+    ? `create or replace function test_refuse_ddl_events() returns trigger language plpgsql as $$
+         begin
+           if new.type = 'SqlDdlRecorded' and new.stream_id like '%' || ${pg.escapeLiteral(project.id)} then raise exception 'the platform database refuses (test)'; end if;
+           return new;
+         end $$;
+       create or replace trigger test_refuse_ddl_events before insert on events for each row execute function test_refuse_ddl_events()`
+    : 'drop trigger if exists test_refuse_ddl_events on events; drop function if exists test_refuse_ddl_events()');
+  const ddlEvents = async () => {
+    const events = await call('GET', `/api/projects/${project.id}/events`, { headers: auth() });
+    return (events.body.events as Array<{ type: string; data: { commands: Array<{ objectIdentity: string }> }; metadata: { actor: string; correlationId: string } }>)
+      .filter((event) => event.type === 'SqlDdlRecorded');
+  };
+  const recordedFor = async (table: string) => (await ddlEvents()).filter((event) => event.data.commands.some((c) => c.objectIdentity === `public.${table}`));
+  const pending = async () => (await tenant.query('select count(*)::int as n from baseplane_meta.ddl_log')).rows[0].n as number;
+
+  beforeAll(async () => {
+    platform = new pg.Client({ connectionString: inject('databaseUrl') });
+    await platform.connect();
+  });
+  afterAll(async () => {
+    await refuseDdlEvents(false);
+    await platform?.end();
+  });
+
+  it('keeps it in the tenant\'s log, answers the query, and records it once, before the next call\'s DDL', async () => {
+    await refuseDdlEvents(true);
+    try {
+      const answer = await sql('create table outboxed (id int)');
+      expect(answer.status, answer.text).toBe(200);
+      expect(await tableExists('outboxed')).toBe(true);
+      expect(await recordedFor('outboxed')).toEqual([]);
+      expect(await pending()).toBeGreaterThan(0);
+      // While it cannot be recorded, no further query runs: the history would lose the order the DDL ran in.
+      const held = await sql('create table behind_outboxed (id int)');
+      expect(held.status, held.text).toBe(503);
+      expect(held.body.code).toBe('project_unavailable');
+      expect(await tableExists('behind_outboxed')).toBe(false);
+    } finally {
+      await refuseDdlEvents(false);
+    }
+    expect((await sql('create table after_outboxed (id int)')).status).toBe(200);
+    const [kept] = await recordedFor('outboxed');
+    expect(await recordedFor('outboxed')).toHaveLength(1);
+    expect(kept).toMatchObject({ data: { statement: 'create table outboxed (id int)' }, metadata: { actor: `operator:${ada.accountId}` } });
+    const order = (await ddlEvents()).map((event) => event.metadata.correlationId);
+    expect(order.indexOf(kept!.metadata.correlationId)).toBeLessThan(order.indexOf((await recordedFor('after_outboxed'))[0]!.metadata.correlationId));
+    expect(await pending()).toBe(0);
+  });
+
+  it('records it once the platform database takes it again, with no further call', async () => {
+    await refuseDdlEvents(true);
+    try {
+      expect((await sql('create table retried (id int)')).status).toBe(200);
+      expect(await recordedFor('retried')).toEqual([]);
+    } finally {
+      await refuseDdlEvents(false);
+    }
+    await expect.poll(async () => (await recordedFor('retried')).length, { timeout: 10_000, interval: 200 }).toBe(1);
+    await expect.poll(pending, { timeout: 5_000 }).toBe(0);
+  });
+
+  it('records a batch once when it is in the history already and still in the tenant\'s log (a stop between the two)', async () => {
+    expect((await sql('create table twice (id int)')).status).toBe(200);
+    const [event] = await recordedFor('twice');
+    await tenant.query(
+      `insert into baseplane_meta.ddl_log (command_tag, object_type, object_identity, statement, batch, actor)
+       values ('CREATE TABLE', 'table', 'public.twice', 'create table twice (id int)', $1, $2)`,
+      [event!.metadata.correlationId, event!.metadata.actor],
+    );
+    expect((await sql('select 1')).status).toBe(200);
+    expect(await recordedFor('twice')).toHaveLength(1);
+    expect(await pending()).toBe(0);
   });
 });
 

@@ -26,7 +26,7 @@ import type { Logger } from 'pino';
 import { tenantOwnerRole } from '@baseplane/contracts';
 import type { PlatformStore } from './platform-store';
 import { authSchemaSql } from './tenant-auth-sql';
-import { installSchemaSql } from './tenant-sql';
+import { ddlOutboxSql, installSchemaSql } from './tenant-sql';
 import { storageSchemaSql } from './tenant-storage-sql';
 
 interface Revision {
@@ -45,6 +45,8 @@ const REVISIONS: readonly Revision[] = [
       'create index if not exists sessions_refresh_expires_at on auth.sessions (refresh_expires_at)',
     ],
   },
+  // The DDL log as an outbox: the SQL console's DDL stays in the tenant until its event is recorded.
+  { revision: 3, sql: (owner) => ddlOutboxSql(owner) },
 ];
 
 export const TENANT_SCHEMA_REVISION = REVISIONS[REVISIONS.length - 1]!.revision;

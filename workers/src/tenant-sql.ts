@@ -4,7 +4,7 @@
  * schemas with `auth.uid()`, `auth.role()`, `auth.jwt()`, grants as Supabase
  * sets them, and the applied-version marker.
  */
-import { TAKE_DDL_LOG_STATEMENT, scramVerifier } from '@baseplane/contracts';
+import { ACK_DDL_LOG_STATEMENT, REVISION_1_TAKE_DDL_LOG_STATEMENT, TAKE_DDL_LOG_STATEMENT, scramVerifier } from '@baseplane/contracts';
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
@@ -201,7 +201,7 @@ export function installSchemaSql(ownerRole: string): string[] {
        returns table (command_tag text, object_type text, object_identity text)
        language plpgsql volatile security definer set search_path = pg_catalog as $$
        begin
-         if current_query() is distinct from ${literal(TAKE_DDL_LOG_STATEMENT)} then
+         if current_query() is distinct from ${literal(REVISION_1_TAKE_DDL_LOG_STATEMENT)} then
            raise exception 'baseplane_meta.take_ddl_log is for the SQL console only' using errcode = '42501';
          end if;
          return query
@@ -214,5 +214,55 @@ export function installSchemaSql(ownerRole: string): string[] {
     'revoke all on function baseplane_meta.take_ddl_log(xid8) from public',
     `grant usage on schema baseplane_meta to ${owner}`,
     `grant execute on function baseplane_meta.take_ddl_log(xid8) to ${owner}`,
+  ];
+}
+
+/**
+ * Revision 3: the DDL log becomes an outbox. The console used to take (delete)
+ * its rows in the transaction that ran the query and then record the event, so
+ * a platform database failing in between lost that DDL from the history. Now
+ * `take_ddl_log` marks the rows with the console's batch and actor, they are
+ * committed with the query, and `ack_ddl_log` removes them only once the
+ * event is recorded; `pending_ddl_log` shows what is still to record (the
+ * control plane records it before the project's next console call). Safe to
+ * run again.
+ */
+export function ddlOutboxSql(ownerRole: string): string[] {
+  const owner = ident(ownerRole);
+  return [
+    'alter table baseplane_meta.ddl_log add column if not exists batch uuid, add column if not exists actor text',
+    'drop function if exists baseplane_meta.take_ddl_log(xid8)',
+    `create or replace function baseplane_meta.take_ddl_log(since xid8, p_batch uuid, p_actor text)
+       returns table (command_tag text, object_type text, object_identity text)
+       language plpgsql volatile security definer set search_path = pg_catalog as $$
+       begin
+         if current_query() is distinct from ${literal(TAKE_DDL_LOG_STATEMENT)} then
+           raise exception 'baseplane_meta.take_ddl_log is for the SQL console only' using errcode = '42501';
+         end if;
+         return query
+           with taken as (
+             update baseplane_meta.ddl_log l set batch = p_batch, actor = p_actor
+             where l.pid = pg_backend_pid() and l.txid >= since and l.batch is null
+             returning l.id, l.command_tag, l.object_type, l.object_identity)
+           select t.command_tag, t.object_type, t.object_identity from taken t order by t.id;
+       end
+     $$`,
+    `create or replace function baseplane_meta.ack_ddl_log(p_batch uuid) returns void
+       language plpgsql volatile security definer set search_path = pg_catalog as $$
+       begin
+         if current_query() is distinct from ${literal(ACK_DDL_LOG_STATEMENT)} then
+           raise exception 'baseplane_meta.ack_ddl_log is for the SQL console only' using errcode = '42501';
+         end if;
+         delete from baseplane_meta.ddl_log l where l.batch = p_batch;
+       end
+     $$`,
+    `create or replace function baseplane_meta.pending_ddl_log()
+       returns table (batch uuid, actor text, statement text, command_tag text, object_type text, object_identity text)
+       language sql stable security definer set search_path = pg_catalog as $$
+       select l.batch, l.actor, l.statement, l.command_tag, l.object_type, l.object_identity
+       from baseplane_meta.ddl_log l where l.batch is not null order by l.id
+     $$`,
+    'revoke all on function baseplane_meta.take_ddl_log(xid8, uuid, text), baseplane_meta.ack_ddl_log(uuid), baseplane_meta.pending_ddl_log() from public',
+    `grant execute on function baseplane_meta.take_ddl_log(xid8, uuid, text), baseplane_meta.ack_ddl_log(uuid), baseplane_meta.pending_ddl_log() to ${owner}`,
   ];
 }

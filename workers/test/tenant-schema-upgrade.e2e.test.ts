@@ -25,6 +25,12 @@ const logged: Array<{ msg: string; projectId?: string }> = [];
 
 const indexes = async () =>
   (await tenant.client.query<{ name: string }>(`select indexname as name from pg_indexes where schemaname = 'auth' and indexname = any($1) order by 1`, [REVISION_2_INDEXES])).rows.map((row) => row.name);
+/** What revision 3 adds to the DDL log: its batch and actor columns, and the functions that take, list and remove batches. */
+const outbox = async () => (await tenant.client.query<{ batch: boolean; actor: boolean; functions: string[] }>(
+  `select exists (select from information_schema.columns where table_schema = 'baseplane_meta' and table_name = 'ddl_log' and column_name = 'batch') as batch,
+          exists (select from information_schema.columns where table_schema = 'baseplane_meta' and table_name = 'ddl_log' and column_name = 'actor') as actor,
+          (select array_agg(distinct proname::text order by proname::text) from pg_proc where pronamespace = 'baseplane_meta'::regnamespace and proname like '%ddl_log') as functions`,
+)).rows[0];
 const marker = async () => (await tenant.client.query<{ revision: number }>('select revision from baseplane_meta.schema_revision')).rows[0]?.revision;
 const recorded = async (projectId: string) =>
   (await platformDb.query<{ revision: number }>('select revision from tenant_schema_revisions where project_id = $1', [projectId])).rows[0]?.revision;
@@ -51,7 +57,8 @@ afterAll(async () => {
 
 describe('tenant schema revisions', () => {
   it('provisions a project at the latest revision, noted in its database and the platform', async () => {
-    expect(TENANT_SCHEMA_REVISION).toBeGreaterThanOrEqual(2);
+    expect(TENANT_SCHEMA_REVISION).toBeGreaterThanOrEqual(3);
+    expect(await outbox()).toEqual({ batch: true, actor: true, functions: ['ack_ddl_log', 'pending_ddl_log', 'take_ddl_log'] });
     expect(await marker()).toBe(TENANT_SCHEMA_REVISION);
     expect(await recorded(project.id)).toBe(TENANT_SCHEMA_REVISION);
     expect(await indexes()).toEqual(REVISION_2_INDEXES);
@@ -60,6 +67,9 @@ describe('tenant schema revisions', () => {
   it('brings a database an earlier release made up to the latest at worker start, keeping its owner\'s changes and data', async () => {
     // The database as release 1 left it: no revision marker, no revision-2 indexes, no platform row.
     for (const name of REVISION_2_INDEXES) await tenant.client.query(`drop index auth.${name}`);
+    // Nor the DDL outbox of revision 3.
+    await tenant.client.query(`drop function baseplane_meta.pending_ddl_log(); drop function baseplane_meta.ack_ddl_log(uuid);
+      drop function baseplane_meta.take_ddl_log(xid8, uuid, text); alter table baseplane_meta.ddl_log drop column batch, drop column actor`);
     await tenant.client.query('drop table baseplane_meta.schema_revision');
     await platformDb.query('delete from tenant_schema_revisions where project_id = $1', [project.id]);
     // Since then its owner locked anon out of public, and the app has data.
@@ -80,6 +90,7 @@ describe('tenant schema revisions', () => {
     }
 
     expect(await indexes()).toEqual(REVISION_2_INDEXES);
+    expect(await outbox()).toEqual({ batch: true, actor: true, functions: ['ack_ddl_log', 'pending_ddl_log', 'take_ddl_log'] });
     expect(await marker()).toBe(TENANT_SCHEMA_REVISION);
     expect(await recorded(project.id)).toBe(TENANT_SCHEMA_REVISION);
     expect(logged).toContainEqual(expect.objectContaining({ msg: 'tenant schema upgraded', projectId: project.id, from: 1, to: TENANT_SCHEMA_REVISION }));

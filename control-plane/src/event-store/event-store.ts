@@ -92,6 +92,34 @@ export class EventStore {
   }
 
   /**
+   * Appends `event` at any version unless the stream holds an event of its
+   * type with its correlation id already; true when it appended. The check
+   * and the append hold the store's append lock (append_to_stream's, taken
+   * first), so writers recording one thing at once record it once: the SQL
+   * console's DDL batches, which its own call and a later relay may both try.
+   */
+  async appendOnce(streamId: string, event: NewEvent): Promise<boolean> {
+    const client = await this.db.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('begin');
+      await client.query('select pg_advisory_xact_lock(7011001)');
+      const { rowCount } = await client.query(
+        "select 1 from events where stream_id = $1 and type = $2 and metadata->>'correlationId' = $3",
+        [streamId, event.type, event.metadata.correlationId],
+      );
+      if (!rowCount) await this.appendToStream(streamId, ANY_VERSION, [event], client);
+      await client.query('commit');
+      return !rowCount;
+    } catch (error) {
+      await client.query('rollback').catch((lost: Error) => { broken = lost; });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /**
    * The stream's events after version `after` (default 0: from the start), in
    * version order, at most `limit` of them (default: all). The page is taken
    * in SQL, so a page of a long history reads only that page.

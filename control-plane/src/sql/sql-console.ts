@@ -7,15 +7,18 @@
 import { randomUUID } from 'node:crypto';
 import type { FactoryProvider } from '@nestjs/common';
 import pg, { type PoolClient } from 'pg';
+import type { Logger } from 'pino';
 import {
+  ACK_DDL_LOG_STATEMENT,
   ApiError,
+  PENDING_DDL_LOG_STATEMENT,
   TAKE_DDL_LOG_STATEMENT,
   projectStreamId,
   sqlConsoleVariables,
   type SqlDdlRecorded,
   type SqlResult,
 } from '@baseplane/contracts';
-import { ANY_VERSION, EventStore, type NewEvent } from '../event-store/event-store';
+import { EventStore, type NewEvent } from '../event-store/event-store';
 import { isDatabaseError, toApiError } from '../http/database-error';
 import { TenantConnections } from '../tenants/tenant-connections';
 import { columnsOf } from './column-types';
@@ -34,11 +37,11 @@ type DdlCommand = SqlDdlRecorded['data']['commands'][number];
  * The console's Nest provider. The limits are read here, once, while the
  * module is built: a bad value stops the start with one line naming it.
  */
-export function sqlConsoleProvider(env: Record<string, string | undefined>): FactoryProvider<SqlConsole> {
+export function sqlConsoleProvider(env: Record<string, string | undefined>, log?: Logger): FactoryProvider<SqlConsole> {
   const limits = sqlConsoleLimits(env);
   return {
     provide: SqlConsole,
-    useFactory: (tenants: TenantConnections, events: EventStore) => new SqlConsole(tenants, events, limits),
+    useFactory: (tenants: TenantConnections, events: EventStore) => new SqlConsole(tenants, events, limits, log),
     inject: [TenantConnections, EventStore],
   };
 }
@@ -95,20 +98,40 @@ async function cancelBackend(open: () => Promise<pg.Client>, pid: number): Promi
 /** The query's answer or its error, and the DDL it left applied either way. */
 type Outcome = { ddl: DdlCommand[] } & ({ result: SqlResult } | { error: unknown });
 
+/** The first wait before a batch whose event could not be recorded is tried again; doubled each time, up to a minute. */
+const RELAY_RETRY_MS = 1_000;
+const RELAY_RETRY_MAX_MS = 60_000;
+
 export class SqlConsole {
+  /** Projects with DDL batches to record again later, and the timer that will. */
+  private readonly retries = new Map<string, NodeJS.Timeout>();
+
   constructor(
     private readonly tenants: TenantConnections,
     private readonly events: EventStore,
     private readonly limits: SqlConsoleLimits,
+    private readonly log?: Logger,
   ) {}
 
-  /** Runs `query`; a SQL error is a 400 with its SQLSTATE, and nothing of the query stays applied. */
+  /**
+   * Runs `query`; a SQL error is a 400 with its SQLSTATE, and nothing of the query stays applied.
+   * DDL that earlier calls left unrecorded goes into the history first, so the history keeps the
+   * order the DDL ran in: when that cannot be done, the query does not run (503).
+   */
   async execute(projectId: string, query: string, actor: string): Promise<SqlResult> {
     const pool = this.tenants.asOwner(projectId);
+    try {
+      await this.relay(projectId);
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      this.log?.warn({ err: error, projectId }, 'could not record the DDL of an earlier SQL call');
+      throw new ApiError(503, 'project_unavailable', 'the DDL of an earlier SQL call is not in the history yet; try again shortly');
+    }
     const client = await this.connect(pool);
+    const batch = randomUUID();
     let outcome: Outcome;
     try {
-      outcome = await this.run(client, query, () => this.tenants.ownerClient(projectId, { statement_timeout: 5_000 }));
+      outcome = await this.run(client, query, batch, actor, () => this.tenants.ownerClient(projectId, { statement_timeout: 5_000 }));
     } catch (error) {
       // Our own statements around the query failed: the connection, not the SQL (08…, 57P…).
       throw toApiError(error);
@@ -117,9 +140,67 @@ export class SqlConsole {
       // temporary tables, held cursors, LISTEN): its connection is not reused.
       client.release(true);
     }
-    await this.record(projectId, query, actor, outcome.ddl);
+    await this.recordOrRetry(projectId, { batch, actor, statement: query, commands: outcome.ddl });
     if ('error' in outcome) throw toApiError(outcome.error, 400);
     return outcome.result;
+  }
+
+  /**
+   * Records the project's DDL batches still in its tenant's log (earlier calls
+   * whose event could not be recorded), each once, in the order they ran, and
+   * removes them there. ApiError 503 when the project's database cannot be
+   * read; the platform database's errors as they are.
+   */
+  async relay(projectId: string): Promise<void> {
+    const { rows } = await this.tenants.asOwner(projectId)
+      .query<{ batch: string; actor: string | null; statement: string | null; command_tag: string; object_type: string | null; object_identity: string | null }>(PENDING_DDL_LOG_STATEMENT)
+      .catch(() => { throw new ApiError(503, 'project_unavailable', 'the project database is not reachable'); });
+    const batches = new Map<string, DdlBatch>();
+    for (const row of rows) {
+      let batch = batches.get(row.batch);
+      if (!batch) {
+        batch = { batch: row.batch, actor: row.actor ?? 'unknown', statement: row.statement ?? '', commands: [] };
+        batches.set(row.batch, batch);
+      }
+      batch.commands.push({ commandTag: row.command_tag, objectType: row.object_type, objectIdentity: row.object_identity });
+    }
+    for (const batch of batches.values()) {
+      if (await this.record(projectId, batch)) this.log?.info({ projectId, correlationId: batch.batch }, 'recorded the DDL of an earlier SQL call');
+    }
+  }
+
+  /** {@link record}; when it fails, the batch stays in the tenant's log and is tried again later. */
+  private async recordOrRetry(projectId: string, batch: DdlBatch): Promise<void> {
+    if (batch.commands.length === 0) return;
+    try {
+      await this.record(projectId, batch);
+    } catch (error) {
+      this.log?.warn({ err: error, projectId, correlationId: batch.batch }, 'could not record the DDL of a SQL call; it stays in the project database and is recorded later');
+      this.retryLater(projectId, RELAY_RETRY_MS);
+    }
+  }
+
+  /** Relays the project's pending DDL after `delayMs`, and again later (twice as late) while that fails. */
+  private retryLater(projectId: string, delayMs: number): void {
+    if (this.retries.has(projectId)) return;
+    const timer = setTimeout(() => {
+      this.retries.delete(projectId);
+      this.relay(projectId).catch((error: unknown) => {
+        // The project's database out of reach (or the project gone): its next console call relays the batch.
+        if (error instanceof ApiError) return;
+        this.log?.warn({ err: error, projectId }, 'could not record the DDL of an earlier SQL call; trying again later');
+        this.retryLater(projectId, Math.min(delayMs * 2, RELAY_RETRY_MAX_MS));
+      });
+    }, delayMs);
+    // Nothing is lost when the process ends first: the batch waits in the tenant's log for the next call.
+    timer.unref();
+    this.retries.set(projectId, timer);
+  }
+
+  /** Stops the retries (the batches stay in the tenants' logs); Nest calls it as the application closes. */
+  onModuleDestroy(): void {
+    for (const timer of this.retries.values()) clearTimeout(timer);
+    this.retries.clear();
   }
 
   private async connect(pool: pg.Pool): Promise<PoolClient> {
@@ -143,7 +224,7 @@ export class SqlConsole {
    * the query may lift it itself (`set statement_timeout = 0`), a watchdog
    * cancels whatever still runs shortly after the limit.
    */
-  private async run(client: PoolClient, query: string, canceller: () => Promise<pg.Client>): Promise<Outcome> {
+  private async run(client: PoolClient, query: string, batch: string, actor: string, canceller: () => Promise<pg.Client>): Promise<Outcome> {
     const [, , snapshot] = (await client.query(
       `set statement_timeout = ${this.limits.statementTimeoutMs}; set time zone 'UTC';
        select pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::text as since, pg_catalog.pg_backend_pid() as pid`,
@@ -159,7 +240,7 @@ export class SqlConsole {
         const statement = await this.watched(canceller, pid, () => this.runQuery(client, query, mode));
         const duration = Math.round((performance.now() - started) * 100) / 100;
         const result = await this.answer(client, statement, duration);
-        const ddl = await takeDdlLog(client, since);
+        const ddl = await takeDdlLog(client, since, batch, actor);
         if (inTransaction) await client.query('commit');
         return { result, ddl };
       } catch (error) {
@@ -172,7 +253,7 @@ export class SqlConsole {
           inTransaction = false;
           continue;
         }
-        return { error, ddl: await this.takeLeftovers(client, since) };
+        return { error, ddl: await this.takeLeftovers(client, since, batch, actor) };
       }
     }
   }
@@ -182,10 +263,10 @@ export class SqlConsole {
    * is history too. The query's own settings (a tiny timeout, a read-only
    * default) must not keep it in the log.
    */
-  private async takeLeftovers(client: PoolClient, since: string): Promise<DdlCommand[]> {
+  private async takeLeftovers(client: PoolClient, since: string, batch: string, actor: string): Promise<DdlCommand[]> {
     try {
       await client.query(`reset all; set statement_timeout = ${this.limits.statementTimeoutMs}`);
-      return await takeDdlLog(client, since);
+      return await takeDdlLog(client, since, batch, actor);
     } catch {
       return [];
     }
@@ -227,20 +308,34 @@ export class SqlConsole {
     return { columns, rows: statement.rows, rowCount, duration, truncated: statement.truncated };
   }
 
-  /** Appends the DDL the query ran to the project's history; nothing when it ran none. */
-  private async record(projectId: string, statement: string, actor: string, commands: DdlCommand[]): Promise<void> {
-    if (commands.length === 0) return;
+  /**
+   * Appends a batch's DDL to the project's history as one `SqlDdlRecorded`,
+   * its correlation id the batch's (once: a batch already there is not
+   * appended again), then removes the batch from the tenant's log. True when
+   * this call appended it.
+   */
+  private async record(projectId: string, { batch, actor, statement, commands }: DdlBatch): Promise<boolean> {
     const event: NewEvent<SqlDdlRecorded> = {
       type: 'SqlDdlRecorded',
       data: { projectId, statement, commands },
-      metadata: { actor, at: new Date().toISOString(), correlationId: randomUUID(), causationId: null, schemaVersion: 1 },
+      metadata: { actor, at: new Date().toISOString(), correlationId: batch, causationId: null, schemaVersion: 1 },
     };
-    await this.events.appendToStream(projectStreamId(projectId), ANY_VERSION, [event]);
+    const appended = await this.events.appendOnce(projectStreamId(projectId), event);
+    await this.tenants.asOwner(projectId).query(ACK_DDL_LOG_STATEMENT, [batch]);
+    return appended;
   }
 }
 
-/** The DDL this session ran since `since`, taken out of the tenant's log. */
-async function takeDdlLog(client: PoolClient, since: string): Promise<DdlCommand[]> {
-  const { rows } = await client.query<{ command_tag: string; object_type: string | null; object_identity: string | null }>(TAKE_DDL_LOG_STATEMENT, [since]);
+/** The DDL of one console call: its batch in the tenant's log (the event's correlation id), who ran it, the query. */
+interface DdlBatch {
+  batch: string;
+  actor: string;
+  statement: string;
+  commands: DdlCommand[];
+}
+
+/** The DDL this session ran since `since`, taken into `batch` in the tenant's log (kept there until recorded). */
+async function takeDdlLog(client: PoolClient, since: string, batch: string, actor: string): Promise<DdlCommand[]> {
+  const { rows } = await client.query<{ command_tag: string; object_type: string | null; object_identity: string | null }>(TAKE_DDL_LOG_STATEMENT, [since, batch, actor]);
   return rows.map((r) => ({ commandTag: r.command_tag, objectType: r.object_type, objectIdentity: r.object_identity }));
 }
