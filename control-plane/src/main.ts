@@ -17,6 +17,7 @@ import { Subscription } from './event-store/subscription';
 import { projectProjectEvent } from './projections/project-projection';
 import { WorkflowDispatcher } from './projections/workflow-dispatcher';
 import { OperationWaiter } from './projects/operation-waiter';
+import { SqlConsole } from './sql/sql-console';
 
 async function main(): Promise<void> {
   const config = loadServiceConfig(process.env, 'CONTROL_PLANE_PORT');
@@ -62,6 +63,10 @@ async function main(): Promise<void> {
   await app.listen(config.listenPort, '127.0.0.1');
   subscription.start();
   log.info({ port: config.listenPort }, 'control plane listening');
+  // DDL of console calls a stopped control plane did not record yet (the tenants' outboxes), in the background.
+  void db.query<{ id: string }>("select id from projects where status = 'active' order by created_at")
+    .then(({ rows }) => app.get(SqlConsole).relayAll(rows.map((row) => row.id)))
+    .catch((error: unknown) => log.warn({ err: error }, 'could not look for unrecorded SQL console DDL'));
 
   const shutdown = async () => {
     await subscription.stop();

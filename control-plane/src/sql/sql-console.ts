@@ -169,6 +169,22 @@ export class SqlConsole {
     }
   }
 
+  /**
+   * {@link relay} for each of `projectIds`, one after another: at start, the
+   * batches a control plane that stopped before recording them left behind.
+   * A project whose database is out of reach is left to its next console
+   * call; one whose history refuses is tried again later.
+   */
+  async relayAll(projectIds: readonly string[]): Promise<void> {
+    for (const projectId of projectIds) {
+      await this.relay(projectId).catch((error: unknown) => {
+        if (error instanceof ApiError) return;
+        this.log?.warn({ err: error, projectId }, 'could not record the DDL of an earlier SQL call; trying again later');
+        this.retryLater(projectId, RELAY_RETRY_MS);
+      });
+    }
+  }
+
   /** {@link record}; when it fails, the batch stays in the tenant's log and is tried again later. */
   private async recordOrRetry(projectId: string, batch: DdlBatch): Promise<void> {
     if (batch.commands.length === 0) return;
