@@ -176,13 +176,16 @@ export class SqlConsole {
    * call; one whose history refuses is tried again later.
    */
   async relayAll(projectIds: readonly string[]): Promise<void> {
-    for (const projectId of projectIds) {
-      await this.relay(projectId).catch((error: unknown) => {
-        if (error instanceof ApiError) return;
-        this.log?.warn({ err: error, projectId }, 'could not record the DDL of an earlier SQL call; trying again later');
-        this.retryLater(projectId, RELAY_RETRY_MS);
-      });
-    }
+    for (const projectId of projectIds) await this.relayOrRetry(projectId, RELAY_RETRY_MS);
+  }
+
+  /** {@link relay}; when the history refuses, again after `retryMs`. A project whose database is out of reach (or gone) is left to its next console call. */
+  private relayOrRetry(projectId: string, retryMs: number): Promise<void> {
+    return this.relay(projectId).catch((error: unknown) => {
+      if (error instanceof ApiError) return;
+      this.log?.warn({ err: error, projectId }, 'could not record the DDL of an earlier SQL call; trying again later');
+      this.retryLater(projectId, retryMs);
+    });
   }
 
   /** {@link record}; when it fails, the batch stays in the tenant's log and is tried again later. */
@@ -201,12 +204,7 @@ export class SqlConsole {
     if (this.retries.has(projectId)) return;
     const timer = setTimeout(() => {
       this.retries.delete(projectId);
-      this.relay(projectId).catch((error: unknown) => {
-        // The project's database out of reach (or the project gone): its next console call relays the batch.
-        if (error instanceof ApiError) return;
-        this.log?.warn({ err: error, projectId }, 'could not record the DDL of an earlier SQL call; trying again later');
-        this.retryLater(projectId, Math.min(delayMs * 2, RELAY_RETRY_MAX_MS));
-      });
+      void this.relayOrRetry(projectId, Math.min(delayMs * 2, RELAY_RETRY_MAX_MS));
     }, delayMs);
     // Nothing is lost when the process ends first: the batch waits in the tenant's log for the next call.
     timer.unref();
