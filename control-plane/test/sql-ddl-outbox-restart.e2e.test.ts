@@ -16,9 +16,14 @@ let tenant: TenantDatabase;
 
 const controlPlanePid = () => servicePid(inject('servicePorts').controlPlane);
 
+/** Backends logged in as some project's owner role: the control plane's (the workers and the data plane log in otherwise). */
+const ownerBackends = async () =>
+  (await tenant.client.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where usename like 'p\\_%\\_owner'")).rows[0]!.n;
+
 beforeAll(async () => {
   operator = await signUpOperator('Outbox');
-  project = await createProject(operator, 'ddl outbox');
+  // Projects beside it, whose outboxes the starting control plane reads too.
+  [project] = await Promise.all([createProject(operator, 'ddl outbox'), createProject(operator, 'ddl outbox 2'), createProject(operator, 'ddl outbox 3')]);
   tenant = await connectTenant(project.id);
 });
 afterAll(async () => {
@@ -52,4 +57,6 @@ it('records, as the control plane starts, a DDL batch the stopped one left in a 
     metadata: { actor, correlationId: batch },
   });
   expect((await tenant.client.query('select count(*)::int as n from baseplane_meta.ddl_log')).rows[0].n).toBe(0);
+  // Each project was read over a connection closed after it: none stays idle behind the sweep.
+  await expect.poll(ownerBackends, { timeout: 5_000 }).toBe(0);
 }, 120_000);

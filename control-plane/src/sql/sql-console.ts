@@ -151,8 +151,8 @@ export class SqlConsole {
    * removes them there. ApiError 503 when the project's database cannot be
    * read; the platform database's errors as they are.
    */
-  async relay(projectId: string): Promise<void> {
-    const { rows } = await this.tenants.asOwner(projectId)
+  async relay(projectId: string, tenant: TenantQueryable = this.tenants.asOwner(projectId)): Promise<void> {
+    const { rows } = await tenant
       .query<{ batch: string; actor: string | null; statement: string | null; command_tag: string; object_type: string | null; object_identity: string | null }>(PENDING_DDL_LOG_STATEMENT)
       .catch(() => { throw new ApiError(503, 'project_unavailable', 'the project database is not reachable'); });
     const batches = new Map<string, DdlBatch>();
@@ -165,7 +165,7 @@ export class SqlConsole {
       batch.commands.push({ commandTag: row.command_tag, objectType: row.object_type, objectIdentity: row.object_identity });
     }
     for (const batch of batches.values()) {
-      if (await this.record(projectId, batch)) this.log?.info({ projectId, correlationId: batch.batch }, 'recorded the DDL of an earlier SQL call');
+      if (await this.record(projectId, batch, tenant)) this.log?.info({ projectId, correlationId: batch.batch }, 'recorded the DDL of an earlier SQL call');
     }
   }
 
@@ -173,15 +173,25 @@ export class SqlConsole {
    * {@link relay} for each of `projectIds`, one after another: at start, the
    * batches a control plane that stopped before recording them left behind.
    * A project whose database is out of reach is left to its next console
-   * call; one whose history refuses is tried again later.
+   * call; one whose history refuses is tried again later. Each project is
+   * read over a connection of its own, closed after: the owner pools would
+   * keep one idle per project for half a minute, hundreds on a large cluster.
    */
   async relayAll(projectIds: readonly string[]): Promise<void> {
-    for (const projectId of projectIds) await this.relayOrRetry(projectId, RELAY_RETRY_MS);
+    for (const projectId of projectIds) {
+      const client = await this.tenants.ownerClient(projectId, { statement_timeout: 5_000 }).catch(() => undefined);
+      if (!client) continue;
+      try {
+        await this.relayOrRetry(projectId, RELAY_RETRY_MS, client);
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    }
   }
 
   /** {@link relay}; when the history refuses, again after `retryMs`. A project whose database is out of reach (or gone) is left to its next console call. */
-  private relayOrRetry(projectId: string, retryMs: number): Promise<void> {
-    return this.relay(projectId).catch((error: unknown) => {
+  private relayOrRetry(projectId: string, retryMs: number, tenant?: TenantQueryable): Promise<void> {
+    return this.relay(projectId, tenant).catch((error: unknown) => {
       if (error instanceof ApiError) return;
       this.log?.warn({ err: error, projectId }, 'could not record the DDL of an earlier SQL call; trying again later');
       this.retryLater(projectId, retryMs);
@@ -328,17 +338,20 @@ export class SqlConsole {
    * appended again), then removes the batch from the tenant's log. True when
    * this call appended it.
    */
-  private async record(projectId: string, { batch, actor, statement, commands }: DdlBatch): Promise<boolean> {
+  private async record(projectId: string, { batch, actor, statement, commands }: DdlBatch, tenant: TenantQueryable = this.tenants.asOwner(projectId)): Promise<boolean> {
     const event: NewEvent<SqlDdlRecorded> = {
       type: 'SqlDdlRecorded',
       data: { projectId, statement, commands },
       metadata: { actor, at: new Date().toISOString(), correlationId: batch, causationId: null, schemaVersion: 1 },
     };
     const appended = await this.events.appendOnce(projectStreamId(projectId), event);
-    await this.tenants.asOwner(projectId).query(ACK_DDL_LOG_STATEMENT, [batch]);
+    await tenant.query(ACK_DDL_LOG_STATEMENT, [batch]);
     return appended;
   }
 }
+
+/** Where the DDL log is read and acknowledged: the project's owner pool, or a connection of its own. */
+type TenantQueryable = Pick<pg.Pool, 'query'> | Pick<pg.Client, 'query'>;
 
 /** The DDL of one console call: its batch in the tenant's log (the event's correlation id), who ran it, the query. */
 interface DdlBatch {
