@@ -151,7 +151,7 @@ export class SqlConsole {
    * removes them there. ApiError 503 when the project's database cannot be
    * read; the platform database's errors as they are.
    */
-  async relay(projectId: string, tenant: TenantQueryable = this.tenants.asOwner(projectId)): Promise<void> {
+  private async relay(projectId: string, tenant: TenantQueryable = this.tenants.asOwner(projectId)): Promise<void> {
     const { rows } = await tenant
       .query<{ batch: string; actor: string | null; statement: string | null; command_tag: string; object_type: string | null; object_identity: string | null }>(PENDING_DDL_LOG_STATEMENT)
       .catch(() => { throw new ApiError(503, 'project_unavailable', 'the project database is not reachable'); });
