@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { ApiError, upcastEvent, type EventMetadata, type RecordedEvent } from '@baseplane/contracts';
+import { ApiError, inTransaction, upcastEvent, type EventMetadata, type RecordedEvent } from '@baseplane/contracts';
 
 /** Expected version meaning "the stream must not exist yet". */
 export const NO_STREAM = 0;
@@ -99,24 +99,16 @@ export class EventStore {
    * console's DDL batches, which its own call and a later relay may both try.
    */
   async appendOnce(streamId: string, event: NewEvent): Promise<boolean> {
-    const client = await this.db.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('begin');
+    return inTransaction(this.db, async (client: PoolClient) => {
       await client.query('select pg_advisory_xact_lock(7011001)');
       const { rowCount } = await client.query(
         "select 1 from events where stream_id = $1 and type = $2 and metadata->>'correlationId' = $3",
         [streamId, event.type, event.metadata.correlationId],
       );
-      if (!rowCount) await this.appendToStream(streamId, ANY_VERSION, [event], client);
-      await client.query('commit');
-      return !rowCount;
-    } catch (error) {
-      await client.query('rollback').catch((lost: Error) => { broken = lost; });
-      throw error;
-    } finally {
-      client.release(broken);
-    }
+      if (rowCount) return false;
+      await this.appendToStream(streamId, ANY_VERSION, [event], client);
+      return true;
+    });
   }
 
   /**
