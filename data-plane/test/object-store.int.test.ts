@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApiError } from '@baseplane/contracts';
 import { createFsObjectStore, openS3ObjectStore, type ByteRange, type ObjectStore } from '@baseplane/contracts/object-store';
 import { layoutOf, objectFile } from '../../contracts/src/object-store/fs-layout';
+import { BLOCK_BYTES, Sha256Digest, stopHashingThread, uploadsBeingHashed } from '../../contracts/src/object-store/sha256-thread';
 import { resolveS3ServerBin, s3BucketsDir, startS3Server } from '../../deploy/local/src/s3-server';
 import { createStackLog } from '../../deploy/local/src/stack-log';
 import { processWithArgument } from '../../deploy/test/processes';
@@ -530,6 +531,106 @@ describe('fs object store on disk', () => {
     // At most as many as before: the store's first put also started its sweep of old uploads, which may have held a
     // directory open then. A leak would show as one more descriptor for each of the 20 rounds, or more.
     expect(await open()).toBeLessThanOrEqual(baseline);
+  }));
+});
+
+/** `bytes` cut into chunks of 1 byte to 3 MiB, as a socket or a form parser may hand them over. */
+function randomlyChunked(bytes: Buffer): Buffer[] {
+  const chunks: Buffer[] = [];
+  for (let at = 0; at < bytes.length;) {
+    const length = Math.min(bytes.length - at, Math.random() < 0.2 ? 1 + Math.floor(Math.random() * 3 * MiB) : 1 + Math.floor(Math.random() * 64 * 1024));
+    chunks.push(bytes.subarray(at, at + length));
+    at += length;
+  }
+  return chunks;
+}
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+describe('fs object store hashing', () => {
+  it('gives the SHA-256 of the bytes as etag in place and on the hashing thread, however the body is cut', () => inStoreRoot(async (root) => {
+    const store = createFsObjectStore(root);
+    for (const size of [0, 1, BLOCK_BYTES - 1, BLOCK_BYTES, BLOCK_BYTES + 1, 3 * BLOCK_BYTES + 17, 9 * BLOCK_BYTES]) {
+      const bytes = randomBytes(size);
+      const stored = await store.put(`p/b/${size}`, Readable.from(randomlyChunked(bytes)), { contentType: 'application/octet-stream' });
+      expect({ size, etag: stored.etag }).toEqual({ size, etag: sha256(bytes) });
+      expect(sha256(await bytesOf((await store.get(`p/b/${size}`)).body))).toBe(stored.etag);
+    }
+    // One chunk of several blocks at once, as a fast socket may give.
+    const bytes = randomBytes(5 * BLOCK_BYTES + 3);
+    expect((await store.put('p/b/one-chunk', Readable.from([bytes]), { contentType: 'application/octet-stream' })).etag).toBe(sha256(bytes));
+    expect(uploadsBeingHashed()).toBe(0);
+  }));
+
+  it('hashes several uploads on the thread at once, each on its own', async () => {
+    const bodies = Array.from({ length: 6 }, (_, i) => randomBytes(2 * BLOCK_BYTES + i * 1000));
+    const digests = bodies.map(() => new Sha256Digest());
+    // Interleaved, a chunk of each in turn, as concurrent uploads arrive.
+    const chunked = bodies.map(randomlyChunked);
+    for (let i = 0; chunked.some((chunks) => i < chunks.length); i += 1) {
+      await Promise.all(chunked.map((chunks, j) => (i < chunks.length ? digests[j]!.update(chunks[i]!) : undefined)));
+    }
+    expect(await Promise.all(digests.map((digest) => digest.digest()))).toEqual(bodies.map(sha256));
+  });
+
+  it('makes an upload wait once four of its blocks wait for the thread, rather than queue its body', async () => {
+    const digest = new Sha256Digest();
+    const block = randomBytes(BLOCK_BYTES);
+    // Taken without waiting: the first block stays until a byte after it comes, then each goes as the next comes.
+    const answers = Array.from({ length: 8 }, () => digest.update(block));
+    expect(answers.map((answer) => answer !== undefined)).toEqual([false, false, false, false, true, true, true, true]);
+    await Promise.all(answers);
+    expect(await digest.digest()).toBe(sha256(Buffer.concat(Array.from({ length: 8 }, () => block))));
+  });
+
+  it('fails the uploads a dead hashing thread was hashing, and hashes the next ones on a new thread', () => inStoreRoot(async (root) => {
+    const store = createFsObjectStore(root);
+    let sent = 0;
+    // The thread dies once the upload's first blocks have reached it.
+    const body = new Readable({
+      async read() {
+        if (sent === 3) await stopHashingThread();
+        if (sent === 6) return void this.push(null);
+        sent += 1;
+        this.push(randomBytes(BLOCK_BYTES));
+      },
+    });
+    const error = await rejection(store.put('p/b/unhashed', body, { contentType: 'application/octet-stream' }));
+    expect((error as Error).message).toBe('the upload could not be hashed');
+    expect(await store.head('p/b/unhashed')).toBeUndefined();
+    expect(await readdir(path.join(root, 'uploads'))).toEqual([]);
+    expect(uploadsBeingHashed()).toBe(0);
+
+    const bytes = randomBytes(3 * BLOCK_BYTES);
+    expect((await store.put('p/b/hashed', Readable.from([bytes]), { contentType: 'application/octet-stream' })).etag).toBe(sha256(bytes));
+  }));
+
+  it('leaves nothing on the thread, on disk or open of an upload that fails with flushes and blocks in flight', () => inStoreRoot(async (root) => {
+    const store = createFsObjectStore(root);
+    await store.put('p/b/first', Readable.from([Buffer.from('x')]), { contentType: 'text/plain' });
+    const openDescriptors = async () => (await readdir('/proc/self/fd')).length;
+    const baseline = await openDescriptors();
+    const failures = [
+      // Over 8 MiB each, so that the store has started flushing what it wrote.
+      () => store.put('p/b/broken', failingAfter(20 * MiB), { contentType: 'text/plain' }),
+      () => store.put('p/b/too-big', generated(30 * MiB).stream, { contentType: 'text/plain', maxBytes: 17 * MiB }),
+      () => {
+        const controller = new AbortController();
+        const { stream } = generated(40 * MiB);
+        let seen = 0;
+        stream.on('data', (chunk: Buffer) => {
+          seen += chunk.length;
+          if (seen > 12 * MiB) controller.abort();
+        });
+        return store.put('p/b/aborted', stream, { contentType: 'text/plain', signal: controller.signal });
+      },
+      () => store.put('p/b/refused', generated(20 * MiB).stream, { contentType: 'text/plain', publish: async () => { throw new Error('taken meanwhile'); } }),
+    ];
+    for (const fail of failures) await rejection(fail());
+    expect(uploadsBeingHashed()).toBe(0);
+    expect(await readdir(path.join(root, 'uploads'))).toEqual([]);
+    expect(await openDescriptors()).toBeLessThanOrEqual(baseline);
+    expect((await store.list({ prefix: 'p/b/' })).objects.map((object) => object.key)).toEqual(['p/b/first']);
   }));
 });
 

@@ -1,22 +1,23 @@
 /**
  * The pass-through every upload flows through on its way to a store: counts
  * the bytes, hashes them when the store's etag is their digest (the fs
- * store's SHA-256; an S3 server makes its own etag) and fails the stream the
- * moment it goes over the size limit, so an oversized body is never read whole.
+ * store's SHA-256, beside the event loop: `sha256-thread.ts`; an S3 server
+ * makes its own etag) and fails the stream the moment it goes over the size
+ * limit, so an oversized body is never read whole.
  */
-import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { payloadTooLarge } from './object-keys';
+import { Sha256Digest } from './sha256-thread';
 
-/** A Transform that knows how many bytes went through and, when asked for one, their digest. */
+/** A Transform that knows how many bytes went through and, when asked for it, their SHA-256. */
 export class UploadMeter extends Transform {
-  private readonly hash: Hash | undefined;
+  private readonly hash: Sha256Digest | undefined;
   /** Bytes passed through so far. */
   bytes = 0;
 
-  constructor(private readonly maxBytes: number | undefined, algorithm?: 'sha256') {
+  constructor(private readonly maxBytes: number | undefined, hashed = false) {
     super();
-    this.hash = algorithm ? createHash(algorithm) : undefined;
+    this.hash = hashed ? new Sha256Digest() : undefined;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
@@ -25,13 +26,27 @@ export class UploadMeter extends Transform {
       callback(payloadTooLarge(this.maxBytes));
       return;
     }
-    this.hash?.update(chunk);
-    callback(null, chunk);
+    let waitForHash: Promise<void> | undefined;
+    try {
+      waitForHash = this.hash?.update(chunk);
+    } catch (error) {
+      callback(error as Error);
+      return;
+    }
+    this.push(chunk);
+    if (waitForHash) waitForHash.then(() => callback(), callback);
+    else callback();
   }
 
-  /** Hex digest of everything that went through; call once, after the end, on a meter made with an algorithm. */
-  digest(): string {
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    // Destroyed whole (autoDestroy after the end) its digest is still to come; failed, it never will.
+    if (error || !this.writableFinished) this.hash?.abandon();
+    callback(error);
+  }
+
+  /** Hex SHA-256 of everything that went through; call once, after the end, on a meter made hashed. */
+  digest(): Promise<string> {
     if (!this.hash) throw new Error('this upload meter hashes nothing');
-    return this.hash.digest('hex');
+    return this.hash.digest();
   }
 }
