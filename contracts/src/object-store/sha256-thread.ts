@@ -54,7 +54,8 @@ function forget(id: number): void {
 /** The hashing thread, started on first use and again after a failure. */
 function hashingThread(): Worker {
   if (thread) return thread;
-  const started = new Worker(THREAD_SOURCE, { eval: true });
+  // Without the process's loader (tsx's --import) or its other options: the thread runs only the code above.
+  const started = new Worker(THREAD_SOURCE, { eval: true, execArgv: [] });
   started.unref();
   started.on('message', ({ id, ack, hex }: FromThread) => {
     const upload = waiting.get(id);
