@@ -300,7 +300,7 @@ export async function revokeOtherSessions(tx: SqlClient, userId: string, keepSes
   await tx.query('update auth.sessions set revoked_at = coalesce(revoked_at, now()) where user_id = $1 and id <> $2', [userId, keepSessionId]);
 }
 
-/** How long a verified reauthentication lets a session make a sensitive change. */
+/** How long a verified reauthentication lets a session make one sensitive change. */
 export const REAUTH_WINDOW_SECONDS = 300;
 
 /** Marks a session as just reauthenticated; answers until when that counts. */
@@ -314,9 +314,17 @@ export async function markReauthenticated(tx: SqlClient, sessionId: string): Pro
   return rows[0].until;
 }
 
-export async function recentlyReauthenticated(tx: SqlClient, sessionId: string): Promise<boolean> {
+/**
+ * Spends a session's recent reauthentication on one sensitive change, as
+ * Supabase's single-use nonce is: true when there was one, which no other
+ * change can then use. Two changes at once take the row in turn, and the
+ * second finds it spent. In the change's transaction, so a change that fails
+ * gives it back.
+ */
+export async function spendReauthentication(tx: SqlClient, sessionId: string): Promise<boolean> {
   const { rowCount } = await tx.query(
-    'select 1 from auth.sessions where id = $1 and reauthenticated_at > now() - make_interval(secs => $2)',
+    `update auth.sessions set reauthenticated_at = null
+     where id = $1 and reauthenticated_at > now() - make_interval(secs => $2)`,
     [sessionId, REAUTH_WINDOW_SECONDS],
   );
   return (rowCount ?? 0) > 0;

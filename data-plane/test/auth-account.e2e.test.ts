@@ -73,7 +73,7 @@ describe('PATCH /me', () => {
 });
 
 describe('reauthentication', () => {
-  it('is required for a password change when the project says so, and a verified code opens a window', async () => {
+  it('is required for a password change when the project says so, and a verified code opens a window for one', async () => {
     expect((await settings({ requireReauthForPasswordChange: true })).status).toBe(200);
     try {
       const user = await signUp();
@@ -96,6 +96,37 @@ describe('reauthentication', () => {
       // The window belongs to that session only.
       const second = (await signIn(user.email, 'a much newer password')).body;
       expect((await call('PATCH', '/rest/v1/auth/me', { headers: withToken(second.accessToken), body: { password: 'yet another password' } })).status).toBe(403);
+    } finally {
+      await settings({ requireReauthForPasswordChange: false });
+    }
+  });
+
+  it('lets one password change through, then needs another; of two changes at once, one passes', async () => {
+    expect((await settings({ requireReauthForPasswordChange: true })).status).toBe(200);
+    try {
+      const user = await signUp();
+      const reauthenticate = async () => {
+        const mailed = (await inbox(operator.token, user.email)).length;
+        expect((await call('POST', '/rest/v1/auth/reauth', { headers: withToken(user.accessToken) })).status).toBe(200);
+        const otp = await codeFor(operator.token, user.email, { after: mailed, mentions: 'account app' });
+        expect((await call('POST', '/rest/v1/auth/reauth/verify', { headers: withToken(user.accessToken), body: { otp } })).status).toBe(200);
+      };
+      const change = (to: string) => call('PATCH', '/rest/v1/auth/me', { headers: withToken(user.accessToken), body: { password: to } });
+
+      await reauthenticate();
+      expect((await change('the first new password')).status).toBe(200);
+      const again = await change('the second new password');
+      expect(again.status).toBe(403);
+      expect(again.body.code).toBe('reauthentication_required');
+      expect((await signIn(user.email, 'the first new password')).status).toBe(200);
+
+      // A refused change (a weak password) spends nothing.
+      await reauthenticate();
+      expect((await change('short')).body.code).toBe('weak_password');
+      const both = await Promise.all([change('racing password one'), change('racing password two')]);
+      expect(both.map((answer) => answer.status).sort()).toEqual([200, 403]);
+      const winner = both[0]!.status === 200 ? 'racing password one' : 'racing password two';
+      expect((await signIn(user.email, winner)).status).toBe(200);
     } finally {
       await settings({ requireReauthForPasswordChange: false });
     }

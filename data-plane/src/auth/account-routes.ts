@@ -1,7 +1,8 @@
 /**
  * `/rest/v1/auth` for a signed-in user changing their account — PATCH /me,
  * change-email, reauth — and the service key's invite. A password change may
- * need a recent reauthentication (the project's `requireReauthForPasswordChange`).
+ * need a recent reauthentication (the project's `requireReauthForPasswordChange`),
+ * which it spends: the next change needs another.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, ChangeEmailBody, InviteBody, OtpOnlyBody, UpdateMeBody, validate } from '@baseplane/contracts';
@@ -32,7 +33,7 @@ async function updateMe(deps: AuthDependencies, request: FastifyRequest) {
   const passwordHash = password === undefined ? undefined : await hashPassword(password);
   const user = await deps.tenants.transaction(project.projectId, async (tx) => {
     if (passwordHash !== undefined) {
-      if (project.authSettings.requireReauthForPasswordChange && !(await store.recentlyReauthenticated(tx, claims.session_id))) {
+      if (project.authSettings.requireReauthForPasswordChange && !(await store.spendReauthentication(tx, claims.session_id))) {
         throw new ApiError(403, 'reauthentication_required', 'changing the password needs a recent reauthentication', null, 'POST /auth/reauth, then /auth/reauth/verify with the emailed code');
       }
       await store.setPassword(tx, claims.sub, passwordHash);
