@@ -236,3 +236,19 @@ describe('the catalog reader', () => {
     expect(warnings).toEqual([]);
   });
 });
+
+describe('connections', () => {
+  it('gives the project\'s database back the connections a command used, seconds after it', async () => {
+    const held = async () => (await tenant.client.query<{ by: string; n: number }>(
+      `select application_name as by, count(*)::int as n from pg_stat_activity
+       where datname = current_database() and application_name in ('baseplane-control-plane', 'baseplane-worker')
+       group by application_name order by 1`,
+    )).rows;
+    const created = await call('POST', base(), { headers: auth(), body: { name: 'short_lived', columns: [{ name: 'note', type: 'text' }] } });
+    expect(created.status, created.text).toBe(201);
+    // The control plane read the catalog to decide the command; the workflow's worker applied it.
+    expect((await held()).map((row) => row.by)).toEqual(['baseplane-control-plane', 'baseplane-worker']);
+    // Both are given back after five idle seconds (they were kept 30 s, while other projects could be refused one).
+    await expect.poll(held, { timeout: 12_000, interval: 250 }).toEqual([]);
+  }, 20_000);
+});

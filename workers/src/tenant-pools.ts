@@ -26,7 +26,9 @@ export class TenantPools {
     const database = tenantDatabaseName(projectId);
     let pool = this.pools.get(database);
     if (!pool) {
-      pool = new pg.Pool({ connectionString: this.urlOf(projectId), max: 2, idleTimeoutMillis: 30_000 });
+      // Kept through a burst of commands, given back seconds after it: the cluster's max_connections is shared by
+      // every project and the data plane's replicas, and only the data plane gives idle connections back when it is full.
+      pool = new pg.Pool({ connectionString: this.urlOf(projectId), max: 2, idleTimeoutMillis: 5_000, application_name: 'baseplane-worker' });
       pool.on('error', () => undefined);
       this.pools.set(database, pool);
     }

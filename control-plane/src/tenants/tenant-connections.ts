@@ -9,6 +9,16 @@ import { ApiError, PlatformLogins, inTransaction, type HealReport } from '@basep
 
 const unreachable = () => new ApiError(503, 'project_unavailable', 'the project database is not reachable');
 
+/**
+ * How long a project's idle owner connection stays. The cluster's
+ * max_connections is shared by every project, the data plane's replicas and
+ * the workers, and only the data plane gives idle connections back when the
+ * cluster is full: the console's callers come every few seconds at most, and a
+ * new connection costs a few milliseconds, so the control plane keeps a
+ * touched project's connection seconds, not half a minute.
+ */
+const IDLE_MS = 5_000;
+
 export class TenantConnections {
   private readonly pools = new Map<string, pg.Pool>();
   /** The cluster's admin connection, opened only to heal an owner login (its pool keeps none idle for long). */
@@ -25,7 +35,9 @@ export class TenantConnections {
   asOwner(projectId: string): pg.Pool {
     let pool = this.pools.get(projectId);
     if (!pool) {
-      pool = this.logins.healing(new pg.Pool({ connectionString: this.logins.url(projectId, 'owner'), max: 4, idleTimeoutMillis: 30_000 }), projectId, 'owner');
+      pool = this.logins.healing(new pg.Pool({
+        connectionString: this.logins.url(projectId, 'owner'), max: 4, idleTimeoutMillis: IDLE_MS, application_name: 'baseplane-control-plane',
+      }), projectId, 'owner');
       pool.on('error', () => undefined);
       this.pools.set(projectId, pool);
     }
