@@ -435,9 +435,11 @@ describe('uploading to an S3 server that stops taking the bytes', () => {
         // The stall timeout, plus the 3 s the SDK waits before it arms a socket timeout of 6 s or more (11-19 s seen).
         expect(Date.now() - started).toBeLessThan(30_000);
         expect(await rowOf('docs', objectPath)).toBeUndefined();
-        // And an operator watching the logs hears of it: a warning naming the code and the route, no query.
+        // And an operator watching the logs hears of it: a warning naming the code and the route, no query. The line
+        // reaches the log file through the stack's pipe, which may lag behind the answer (expect.poll waits 1 s unless told).
         await expect.poll(async () => (await serviceLogLines('data-plane')).filter((line) => /"level":40/.test(line) && line.includes('"code":"storage_unavailable"')
-          && line.includes('made no progress on the upload') && line.includes('"route":"/api/projects/:projectId/storage/buckets/:bucket/objects"')).length).toBeGreaterThan(0);
+          && line.includes('made no progress on the upload') && line.includes('"route":"/api/projects/:projectId/storage/buckets/:bucket/objects"')).length,
+        { timeout: 10_000 }).toBeGreaterThan(0);
       } finally {
         process.kill(pid, 'SIGCONT');
       }
