@@ -88,11 +88,29 @@ describe('npm start', () => {
     expect(processesMentioning(dataDir)).toEqual([]);
   });
 
-  it('comes back on the same DATA_DIR without initialising again', { timeout: 180_000 }, async () => {
+  it('comes back on the same DATA_DIR without initialising again, with requests coming all through its start', { timeout: 180_000 }, async () => {
     const port = await findFreePort();
     const run = runStart({ PORT: String(port), DATA_DIR: dataDir });
     runs.push(run);
-    await waitUntilUp(run);
+    // A user opening the URL while the stack starts: the gateway listens first, the services come last.
+    const statuses = new Set<number>();
+    let starting = true;
+    const asking = (async () => {
+      while (starting) {
+        const answer = await fetch(`http://127.0.0.1:${port}/api/projects`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+        if (answer) statuses.add(answer.status);
+        await answer?.body?.cancel();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    try {
+      await waitUntilUp(run);
+    } finally {
+      starting = false;
+      await asking;
+    }
+    // Answered while the control plane was not there yet (503), not left hanging (the start held its port until then).
+    expect(statuses.has(503)).toBe(true);
     expect(run.output()).not.toContain('initialising a new cluster');
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(health.status).toBe(200);

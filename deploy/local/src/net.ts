@@ -26,11 +26,14 @@ export interface PortReservation {
  * Reserves a free TCP port on 127.0.0.1 by listening on it. For ports chosen
  * long before their process binds them: servers started in between (the
  * Temporal dev server picks free ports for its internal services) cannot be
- * given the same one.
+ * given the same one. A connection that comes meanwhile (the gateway, which
+ * listens first, passing on a request for a service not yet started) is cut
+ * at once: held open, it would keep the release waiting, and the start with
+ * it, for as long as its client kept it.
  */
 export function reservePort(): Promise<PortReservation> {
   return new Promise((resolve, reject) => {
-    const server = net.createServer();
+    const server = net.createServer((socket) => socket.destroy());
     server.unref();
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
