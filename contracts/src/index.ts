@@ -13,6 +13,7 @@ export * from './platform-logins';
 export * from './scram';
 export * from './secrets';
 export * from './transaction';
+export * from './idle-connection-error';
 export * from './validate';
 export * from './workflows';
 export * from './rows';

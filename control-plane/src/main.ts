@@ -9,7 +9,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import pino from 'pino';
-import { ConfigError, answerClientError, answerFrameworkError, loadServiceConfig, type ProjectEvent, type RecordedEvent } from '@baseplane/contracts';
+import { ConfigError, answerClientError, answerFrameworkError, idleConnectionError, loadServiceConfig, type ProjectEvent, type RecordedEvent } from '@baseplane/contracts';
 import { AppModule } from './app.module';
 import { ApiErrorFilter } from './http/api-error.filter';
 import { migratePlatformDatabase } from './migrate';
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const config = loadServiceConfig(process.env, 'CONTROL_PLANE_PORT');
   const log = pino({ level: config.logLevel, base: { part: 'control-plane' } });
   const db = new pg.Pool({ connectionString: config.databaseUrl, max: 20 });
-  db.on('error', (err) => log.warn({ err }, 'idle platform connection failed'));
+  db.on('error', (err) => log.warn({ err: idleConnectionError(err) }, 'idle platform connection failed'));
   const applied = await migratePlatformDatabase(db);
   if (applied.length) log.info({ applied }, 'platform database migrated');
 

@@ -4,7 +4,7 @@
  */
 import pg from 'pg';
 import pino from 'pino';
-import { ApiError, ConfigError, PlatformLogins, SecretBox, loadServiceConfig, platformTokenKey } from '@baseplane/contracts';
+import { ApiError, ConfigError, PlatformLogins, idleConnectionError, SecretBox, loadServiceConfig, platformTokenKey } from '@baseplane/contracts';
 import { createObjectStore } from '@baseplane/contracts/object-store';
 import { ProjectDirectory } from './directory/project-directory';
 import { buildDataPlane } from './app';
@@ -24,14 +24,14 @@ async function main(): Promise<void> {
   const config = loadServiceConfig(process.env, 'DATA_PLANE_PORT');
   const log = pino({ level: config.logLevel, base: { part: 'data-plane' } });
   const platformDb = new pg.Pool({ connectionString: config.databaseUrl, max: 4 });
-  platformDb.on('error', (err) => log.warn({ err }, 'idle platform connection failed'));
+  platformDb.on('error', (err) => log.warn({ err: idleConnectionError(err) }, 'idle platform connection failed'));
   const directory = new ProjectDirectory(platformDb, log);
   await directory.start();
   // One room for all the replica's tenant connections: whichever part finds the cluster full, every part's idle ones go.
   const room = new ConnectionRoom();
   // Heals a project login whose password owner code changed (platform-logins.ts); one admin connection, opened only then.
   const tenantAdmin = new pg.Pool({ connectionString: config.tenantDatabaseUrl, max: 1, idleTimeoutMillis: 1_000 });
-  tenantAdmin.on('error', (err) => log.warn({ err }, 'idle tenant admin connection failed'));
+  tenantAdmin.on('error', (err) => log.warn({ err: idleConnectionError(err) }, 'idle tenant admin connection failed'));
   const logins = new PlatformLogins(config.tenantDatabaseUrl, config.platformSecret, (sql) => tenantAdmin.query(sql), ({ error, ...heal }) =>
     error ? log.error({ ...heal, err: error }, 'project login refused; resetting its password failed') : log.warn(heal, 'project login refused; its password was reset'));
   const tenants = new OwnerPools(logins, room);

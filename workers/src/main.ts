@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
 import pg from 'pg';
 import pino from 'pino';
-import { ConfigError, PROJECT_TASK_QUEUE, applyPasswordPurpose, deriveSecret, loadServiceConfig, tenantApplyRole, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
+import { ConfigError, PROJECT_TASK_QUEUE, idleConnectionError, applyPasswordPurpose, deriveSecret, loadServiceConfig, tenantApplyRole, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
 import { createObjectStore } from '@baseplane/contracts/object-store';
 import { createActivities } from './activities';
 import { PlatformStore } from './platform-store';
@@ -51,9 +51,9 @@ async function main(): Promise<void> {
   const sdkLevel: LogLevel = config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN';
   Runtime.install({ logger: new DefaultLogger(sdkLevel), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: sdkLevel }) } } });
 
-  const platformDb = new pg.Pool({ connectionString: config.databaseUrl, max: 5 });
-  const tenantAdmin = new pg.Pool({ connectionString: config.tenantDatabaseUrl, max: 5 });
-  for (const pool of [platformDb, tenantAdmin]) pool.on('error', (err) => log.warn({ err }, 'idle connection failed'));
+  const platformDb = new pg.Pool({ connectionString: config.databaseUrl, max: 5, application_name: 'baseplane-worker' });
+  const tenantAdmin = new pg.Pool({ connectionString: config.tenantDatabaseUrl, max: 5, application_name: 'baseplane-worker' });
+  for (const pool of [platformDb, tenantAdmin]) pool.on('error', (err) => log.warn({ err: idleConnectionError(err) }, 'idle connection failed'));
 
   // Before any workflow runs: every tenant database's data API logs in as a login of its own.
   await ensureDataApiLogins(tenantAdmin, config.platformSecret);
