@@ -5,6 +5,7 @@
  * says, and refuses a bad PORT, or a bad variable of any service, in one line.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -142,6 +143,29 @@ describe('npm start', () => {
     // PostgreSQL stopped first, the services' connections were cut under them (57P01, logged as they failed).
     expect(run.output()).not.toMatch(/terminating connection due to administrator command|idle (platform |tenant admin )?connection failed/);
     expect(run.output()).toContain('Baseplane stopped.');
+  });
+
+  it('stops in order when the launcher dies without passing a signal on (SIGKILL)', { timeout: 180_000 }, async () => {
+    const port = await findFreePort();
+    const run = runStart({ PORT: String(port), DATA_DIR: dataDir });
+    runs.push(run);
+    await waitUntilUp(run);
+    // baseplane.mjs alone: the stack's supervisor, in a process group of its own, is not signalled.
+    run.child.kill('SIGKILL');
+    try {
+      await expect.poll(() => processesMentioning(dataDir), { timeout: 60_000, interval: 250 }).toEqual([]);
+    } finally {
+      // Left running (the failure this test is for): not past this test.
+      for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
+    }
+    // The supervisor still writes to the pipes it inherited: it stopped as it does on a signal.
+    expect(run.output()).toContain('SIGTERM received; stopping Baseplane');
+    expect(run.output()).toContain('Baseplane stopped.');
+    expect(run.output()).not.toMatch(/terminating connection due to administrator command|idle (platform |tenant admin )?connection failed/);
+    // Its port is free again for the next start.
+    const server = net.createServer();
+    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+    await new Promise((resolve) => server.close(resolve));
   });
 
   it('refuses a bad PORT with exit 1 and one line naming PORT', async () => {

@@ -37,7 +37,9 @@ function fail(message, code = 1) {
  */
 function run(command, args, env = process.env, { ownGroup = false } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: 'inherit', detached: ownGroup });
+    // A child in its own group does not get the terminal's signals: they are forwarded. And should this process die
+    // without forwarding one (SIGKILL), the IPC channel's end tells the child (deploy/local/src/follow-parent.ts).
+    const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: ownGroup ? ['inherit', 'inherit', 'inherit', 'ipc'] : 'inherit', detached: ownGroup });
     const forward = (signal) => child.kill(signal);
     const forwarded = ownGroup ? ['SIGINT', 'SIGTERM', 'SIGHUP'] : ['SIGINT', 'SIGTERM'];
     for (const signal of forwarded) process.on(signal, forward);

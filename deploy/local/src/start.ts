@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { ConfigError, loadConfig, redact } from '@baseplane/contracts';
+import { stopWhenParentGoes } from './follow-parent';
 import { startStack, type Stack } from './stack';
 
 async function main(): Promise<number> {
@@ -26,6 +27,7 @@ async function main(): Promise<number> {
   process.on('SIGTERM', onSignal);
   // A closed terminal: the services run in their own process groups and would outlive us.
   process.on('SIGHUP', onSignal);
+  stopWhenParentGoes();
 
   try {
     stack = await startStack({

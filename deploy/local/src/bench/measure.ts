@@ -5,6 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { stopWhenParentGoes } from '../follow-parent';
 import { startStack, type Stack } from '../stack';
 
 export function percentile(samples: number[], p: number): number {
@@ -53,6 +54,7 @@ export async function withBenchStack(bench: (context: BenchContext) => Promise<v
   };
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   for (const signal of signals) process.on(signal, onSignal);
+  stopWhenParentGoes();
   console.log('starting a fresh local stack…');
   let stack: Stack;
   try {
