@@ -10,7 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
+import { ListMultipartUploadsCommand, ListPartsCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApiError } from '@baseplane/contracts';
 import { createFsObjectStore, openS3ObjectStore, type ByteRange, type ObjectStore } from '@baseplane/contracts/object-store';
@@ -990,6 +990,101 @@ describe('S3 object store cut off from its server mid-upload', () => {
       while ((await multipartUploads()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
       expect(await multipartUploads()).toBe(0);
       expect(await store.head('p/b/cut.bin')).toBeUndefined();
+    } finally {
+      client.destroy();
+      await store.close();
+      await relay.close();
+    }
+  }, 60_000);
+});
+
+/**
+ * A relay to the S3 server that holds back an UploadPart request part-way:
+ * the server has taken the request and is reading its body when `release()`
+ * lets the rest through, whether or not the store is still connected (as the
+ * bytes in a paused server's socket buffer run when it resumes).
+ */
+async function partHoldingRelayTo(endpoint: string): Promise<{ endpoint: string; holding(): boolean; release(): void; heldAnswer(): string; heldRequestLine(): string; close(): Promise<void> }> {
+  const target = new URL(endpoint);
+  const sockets = new Set<net.Socket>();
+  let held: { upstream: net.Socket; rest: Buffer[]; answer: string; line: string } | undefined;
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => undefined);
+    }
+    let holdingHere = false;
+    let forwarded = 0;
+    client.on('data', (chunk: Buffer) => {
+      if (!held && /^PUT [^ ]*partNumber=/.test(chunk.subarray(0, 512).toString('latin1'))) {
+        held = { upstream, rest: [], answer: '', line: chunk.subarray(0, 512).toString('latin1').split('\r\n')[0]! };
+        holdingHere = true;
+      }
+      if (!holdingHere) return void upstream.write(chunk);
+      // The request's head and its first MiB reach the server; the rest waits for release().
+      const pass = Math.max(0, Math.min(chunk.length, MiB - forwarded));
+      if (pass > 0) upstream.write(chunk.subarray(0, pass));
+      forwarded += pass;
+      if (pass < chunk.length) held!.rest.push(chunk.subarray(pass));
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (holdingHere) held!.answer += chunk.toString('latin1');
+      if (!client.destroyed) client.write(chunk);
+    });
+    // The store hanging up does not end a held request: its bytes are the server's already.
+    client.on('close', () => { if (!holdingHere) upstream.destroy(); });
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    holding: () => held !== undefined && held.rest.length > 0,
+    release() {
+      for (const chunk of held?.rest ?? []) held!.upstream.write(chunk);
+      if (held) held.rest = [];
+    },
+    heldAnswer: () => held?.answer ?? '',
+    heldRequestLine: () => held?.line ?? '',
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('S3 object store when a part lands after its upload was aborted', () => {
+  it('aborts the multipart upload again: a part in flight may bring it back, as S3 warns', async () => {
+    const relay = await partHoldingRelayTo(inject('s3').endpoint);
+    const bucket = `late-${randomUUID().slice(0, 8)}`;
+    const store = await openS3ObjectStore({ ...inject('s3'), endpoint: relay.endpoint, forcePathStyle: true, bucket, uploadStallTimeoutMs: 1_000, answerTimeoutMs: 1_000 });
+    const client = new S3Client({ endpoint: inject('s3').endpoint, region: inject('s3').region, forcePathStyle: true, credentials: inject('s3') });
+    const multipartUploads = async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads?.length ?? 0;
+    try {
+      // One part's worth and a byte: the first part goes out, and the relay holds it part-way.
+      const source = new Readable({ read() {} });
+      source.push(randomBytes(5 * MiB + 1));
+      const outcome = rejection(store.put('late/part.bin', source, { contentType: 'application/octet-stream' }));
+      await expect.poll(() => relay.holding(), { timeout: 10_000 }).toBe(true);
+      // The part's request makes no progress: the upload fails as stalled, and the store aborts its multipart upload.
+      const error = await outcome;
+      expect((error as ApiError).toBody?.()).toMatchObject({ code: 'storage_unavailable' });
+      await expect.poll(multipartUploads, { timeout: 10_000 }).toBe(0);
+      // Now the part's last bytes reach the server, which stores it and so brings the upload back.
+      relay.release();
+      await expect.poll(() => relay.heldAnswer(), { timeout: 10_000 }).toMatch(/^HTTP\/1\.1 200/);
+      // Stored after the abort: the upload is back with it (unlisted on versitygw, its part's bytes on disk).
+      const uploadId = decodeURIComponent(/[?&]uploadId=([^&\s]+)/.exec(relay.heldRequestLine())![1]!);
+      const partsOf = async () => client.send(new ListPartsCommand({ Bucket: bucket, Key: 'late/part.bin', UploadId: uploadId })).then(
+        (answer) => answer.Parts?.length ?? 0,
+        (error: { name?: string }) => error.name,
+      );
+      // The store looks again after an abort, and aborts again what came back.
+      await expect.poll(partsOf, { timeout: 20_000, interval: 200 }).toBe('NoSuchUpload');
+      expect(await multipartUploads()).toBe(0);
+      expect(await store.head('late/part.bin')).toBeUndefined();
     } finally {
       client.destroy();
       await store.close();

@@ -11,6 +11,7 @@ import {
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListPartsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -77,6 +78,15 @@ const UPLOAD_STALL_TIMEOUT_MS = 30_000;
  */
 const LEFTOVER_ABORT_MS = 15 * 60_000;
 const LEFTOVER_ABORT_MAX_DELAY_MS = 60_000;
+/**
+ * Once an abort is answered, the upload is looked up (ListParts) this long after it, then this
+ * long after that, and aborted again when it is there: a part in flight when the abort ran may
+ * still be stored after it, as S3's documentation of AbortMultipartUpload warns (versitygw's
+ * posix backend brings the upload back for it, unlisted), and its bytes would stay for ever.
+ * A part left in a stalled server's socket buffer lands when the server resumes, which is when
+ * the abort gets through too.
+ */
+const LEFTOVER_CHECKS_MS = [1_000, 10_000];
 /** DeleteObjects takes at most this many keys per request. */
 const DELETE_BATCH = 1000;
 
@@ -141,26 +151,47 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
 
   /**
    * Makes sure the multipart upload of a failed put is gone: tries AbortMultipartUpload until the
-   * server answers it (NoSuchUpload when the Upload's own abort went through) or {@link LEFTOVER_ABORT_MS} pass.
+   * server answers it (NoSuchUpload when the Upload's own abort went through), then checks that
+   * no late part brought it back ({@link LEFTOVER_CHECKS_MS}), for at most {@link LEFTOVER_ABORT_MS}.
+   * Resolves after the first try; the later steps run on their own.
    */
   const abortLeftover = (key: string, uploadId: string): Promise<void> => {
     const giveUpAt = Date.now() + LEFTOVER_ABORT_MS;
-    let delay = 1_000;
-    const attempt = async (): Promise<void> => {
+    let retryDelay = 1_000;
+    let checks: number[] = [];
+    const later = (step: () => Promise<void>, delay: number) => {
+      if (closed || Date.now() + delay > giveUpAt) return;
+      setTimeout(() => void step(), delay).unref();
+    };
+    /** A call the server did not answer, or answered with a 5xx: the step is tried again, further apart each time. */
+    const retried = (error: unknown, step: () => Promise<void>): boolean => {
+      const status = statusOf(error);
+      if (status !== undefined && status < 500) return false;
+      later(step, retryDelay);
+      retryDelay = Math.min(retryDelay * 2, LEFTOVER_ABORT_MAX_DELAY_MS);
+      return true;
+    };
+    const check = async (): Promise<void> => {
+      try {
+        await answered(answerTimeoutMs, (abortSignal) => client.send(new ListPartsCommand({ Bucket, Key: key, UploadId: uploadId, MaxParts: 1 }), { abortSignal }));
+      } catch (error) {
+        // NoSuchUpload: gone, for now; any other answer short of a 5xx will not change on a retry.
+        if (!retried(error, check) && statusOf(error) === 404 && checks.length > 0) later(check, checks.shift()!);
+        return;
+      }
+      // Still there (a late part): abort again.
+      await abort();
+    };
+    const abort = async (): Promise<void> => {
       try {
         await answered(answerTimeoutMs, (abortSignal) => client.send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId: uploadId }), { abortSignal }));
-        return;
       } catch (error) {
-        // NoSuchUpload (404) once it is gone; any answer short of a 5xx will not change on a retry.
-        const status = statusOf(error);
-        if (status !== undefined && status < 500) return;
+        if (retried(error, abort)) return;
       }
-      if (closed || Date.now() + delay > giveUpAt) return;
-      setTimeout(() => void attempt(), delay).unref();
-      delay = Math.min(delay * 2, LEFTOVER_ABORT_MAX_DELAY_MS);
+      checks = [...LEFTOVER_CHECKS_MS];
+      later(check, checks.shift()!);
     };
-    // Resolves after the first try; the later ones run on their own.
-    return attempt();
+    return abort();
   };
 
   try {
