@@ -704,38 +704,55 @@ describe('S3 object store when its server goes away', () => {
   }, 60_000);
 });
 
+/** The plumbing the relays below share: a TCP server on a free port whose sockets are tracked, so all can be cut at once. */
+async function tcpRelay(
+  endpoint: string,
+  onConnection: (client: net.Socket, connectUpstream: () => net.Socket) => void,
+): Promise<{ endpoint: string; destroyAll(): void; close(): Promise<void> }> {
+  const target = new URL(endpoint);
+  const sockets = new Set<net.Socket>();
+  const track = (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    return socket;
+  };
+  const server = net.createServer((client) => onConnection(track(client), () => track(net.connect(Number(target.port), target.hostname))));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const destroyAll = () => {
+    for (const socket of sockets) socket.destroy();
+  };
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    destroyAll,
+    async close() {
+      destroyAll();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
 /**
  * A TCP relay to the stack's S3 server that can stop answering: accepted connections
  * then get nothing back, as from a server that hangs (a stuck disk, a paused VM).
  */
 async function relayTo(endpoint: string): Promise<{ endpoint: string; hang(): void; close(): Promise<void> }> {
-  const target = new URL(endpoint);
-  const sockets = new Set<net.Socket>();
   let hanging = false;
-  const server = net.createServer((client) => {
-    sockets.add(client);
-    client.on('close', () => sockets.delete(client));
-    client.on('error', () => undefined);
+  const relay = await tcpRelay(endpoint, (client, connectUpstream) => {
     if (hanging) return;
-    const upstream = net.connect(Number(target.port), target.hostname);
-    sockets.add(upstream);
+    const upstream = connectUpstream();
     upstream.on('error', () => client.destroy());
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
     client.pipe(upstream).pipe(client);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: relay.endpoint,
     hang() {
       hanging = true;
-      for (const socket of sockets) socket.destroy();
+      relay.destroyAll();
     },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    close: relay.close,
   };
 }
 
@@ -783,24 +800,12 @@ async function shapingRelayTo(
   endpoint: string,
   shape: { bytesPerSecond?: number; stallAfterBytes?: number },
 ): Promise<{ endpoint: string; stalled(): number; partition(cut: boolean): void; close(): Promise<void> }> {
-  const target = new URL(endpoint);
-  const sockets = new Set<net.Socket>();
   let stalled = 0;
   let cut = false;
-  const server = net.createServer((client) => {
-    if (cut) {
-      // Partitioned: the connection is taken, and nothing ever reaches the server or comes back.
-      sockets.add(client);
-      client.on('close', () => sockets.delete(client));
-      client.on('error', () => undefined);
-      return;
-    }
-    const upstream = net.connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => undefined);
-    }
+  const relay = await tcpRelay(endpoint, (client, connectUpstream) => {
+    // Partitioned: the connection is taken, and nothing ever reaches the server or comes back.
+    if (cut) return;
+    const upstream = connectUpstream();
     let carried = 0;
     let stopped = false;
     const began = Date.now();
@@ -830,20 +835,15 @@ async function shapingRelayTo(
       if (!stopped) client.destroy();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: relay.endpoint,
     stalled: () => stalled,
     /** Cutting drops every connection and holds new ones without relaying; lifting it relays new ones again. */
     partition(on) {
       cut = on;
-      if (on) for (const socket of sockets) socket.destroy();
+      if (on) relay.destroyAll();
     },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    close: relay.close,
   };
 }
 
@@ -1005,21 +1005,15 @@ describe('S3 object store cut off from its server mid-upload', () => {
  * bytes in a paused server's socket buffer run when it resumes).
  */
 async function partHoldingRelayTo(endpoint: string): Promise<{ endpoint: string; holding(): boolean; release(): void; heldAnswer(): string; heldRequestLine(): string; close(): Promise<void> }> {
-  const target = new URL(endpoint);
-  const sockets = new Set<net.Socket>();
   let held: { upstream: net.Socket; rest: Buffer[]; answer: string; line: string } | undefined;
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => undefined);
-    }
+  const relay = await tcpRelay(endpoint, (client, connectUpstream) => {
+    const upstream = connectUpstream();
     let holdingHere = false;
     let forwarded = 0;
     client.on('data', (chunk: Buffer) => {
-      if (!held && /^PUT [^ ]*partNumber=/.test(chunk.subarray(0, 512).toString('latin1'))) {
-        held = { upstream, rest: [], answer: '', line: chunk.subarray(0, 512).toString('latin1').split('\r\n')[0]! };
+      const head = chunk.subarray(0, 512).toString('latin1');
+      if (!held && /^PUT [^ ]*partNumber=/.test(head)) {
+        held = { upstream, rest: [], answer: '', line: head.split('\r\n')[0]! };
         holdingHere = true;
       }
       if (!holdingHere) return void upstream.write(chunk);
@@ -1034,13 +1028,13 @@ async function partHoldingRelayTo(endpoint: string): Promise<{ endpoint: string;
       if (!client.destroyed) client.write(chunk);
     });
     // The store hanging up does not end a held request: its bytes are the server's already.
-    client.on('close', () => { if (!holdingHere) upstream.destroy(); });
+    client.on('close', () => {
+      if (!holdingHere) upstream.destroy();
+    });
     upstream.on('close', () => client.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: relay.endpoint,
     holding: () => held !== undefined && held.rest.length > 0,
     release() {
       for (const chunk of held?.rest ?? []) held!.upstream.write(chunk);
@@ -1048,10 +1042,7 @@ async function partHoldingRelayTo(endpoint: string): Promise<{ endpoint: string;
     },
     heldAnswer: () => held?.answer ?? '',
     heldRequestLine: () => held?.line ?? '',
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    close: relay.close,
   };
 }
 
