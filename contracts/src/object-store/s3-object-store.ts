@@ -87,6 +87,8 @@ const LEFTOVER_ABORT_MAX_DELAY_MS = 60_000;
  * the abort gets through too.
  */
 const LEFTOVER_CHECKS_MS = [1_000, 10_000];
+/** How many times an upload found again is aborted again (one part at a time is in flight; a server that keeps it past this is not going to let go). */
+const LEFTOVER_REABORTS = 3;
 /** DeleteObjects takes at most this many keys per request. */
 const DELETE_BATCH = 1000;
 
@@ -159,6 +161,7 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
     const giveUpAt = Date.now() + LEFTOVER_ABORT_MS;
     let retryDelay = 1_000;
     let checks: number[] = [];
+    let reaborts = 0;
     const later = (step: () => Promise<void>, delay: number) => {
       if (closed || Date.now() + delay > giveUpAt) return;
       setTimeout(() => void step(), delay).unref();
@@ -180,7 +183,10 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
         return;
       }
       // Still there (a late part): abort again.
-      await abort();
+      if (reaborts < LEFTOVER_REABORTS) {
+        reaborts += 1;
+        await abort();
+      }
     };
     const abort = async (): Promise<void> => {
       try {

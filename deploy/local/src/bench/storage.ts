@@ -4,10 +4,11 @@
  * ingress spreads them; the bench stack runs one per core, as bench:rest's),
  * on each backend (fs, then the embedded S3 server), for 1 MB and 100 MB
  * objects, against copying the same bytes file to file with node's streams in
- * the same run; then a 1 GB object up and down while the data planes' resident
- * memory is sampled. Upload reads its bytes from a file and download writes
- * them to one, as the copy does. It prints figures; it never fails for a slow
- * machine.
+ * the same run (on fs also against a reference: bare Node processes doing the
+ * fs store's durable write alone, `bare-object-server.ts`); then a 1 GB
+ * object up and down while the data planes' resident memory is sampled.
+ * Upload reads its bytes from a file and download writes them to one, as the
+ * copy does. It prints figures; it never fails for a slow machine.
  *
  * The copy, the uploads and the downloads all run in one worker thread, apart
  * from this process's main thread, which carries the local stack's supervisor
