@@ -1,7 +1,7 @@
 /**
  * Fixtures of the storage tests: the object store the stack's services use
  * (same backend, same place), opened from the test process, and objects put
- * the way the objects API will (bytes in the store, a row in storage.objects).
+ * the way the objects API does (bytes in the store, a row in storage.objects).
  */
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -22,7 +22,7 @@ export async function servicesStore(): Promise<ObjectStore> {
   return openS3ObjectStore(s3);
 }
 
-/** Puts an object as the objects API will (not built yet): its bytes in the store, its row in storage.objects. */
+/** Puts an object as the data plane's objects API does, without it (the bucket suites test the workflow, not uploads): its bytes in the store, its row in storage.objects. */
 export async function putObject(store: ObjectStore, tenant: TenantDatabase, projectId: string, bucket: string, objectPath: string, text = 'hello'): Promise<void> {
   const stored = await store.put(objectKey(projectId, bucket, objectPath), Readable.from([Buffer.from(text)]), { contentType: 'text/plain' });
   await tenant.client.query('insert into storage.objects (bucket, path, size, content_type, etag) values ($1, $2, $3, $4, $5)', [bucket, objectPath, stored.size, 'text/plain', stored.etag]);

@@ -20,7 +20,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Tests read the emailed codes from the built-in dev inbox, never from the developer's SMTP server.
   const env = stackTestEnv();
   delete env.SMTP_URL;
-  // A stalled S3 upload is given up after 8 s rather than 30 s, so that a test can stall one (storage-objects.e2e.test.ts) without a long wait.
+  // A stalled S3 upload is given up after 8 s rather than 30 s, so that a test can stall one (storage-objects-upload.e2e.test.ts) without a long wait.
   env.S3_UPLOAD_STALL_TIMEOUT_SECONDS ??= '8';
   // The data plane runs as a fleet: two replicas behind the gateway, so tests see what a scaled deployment does.
   env.DATA_PLANE_REPLICAS ??= '2';

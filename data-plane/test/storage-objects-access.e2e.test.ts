@@ -1,0 +1,162 @@
+/**
+ * Deleting storage objects and who may touch them, end to end over HTTP
+ * through the gateway: deleting many (and what the store refuses to delete),
+ * end users under RLS policies on storage.objects, keys and tokens of another
+ * project, operators of another team, and projects kept apart.
+ */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { loadConfig } from '@baseplane/contracts';
+import { FS_STORAGE_DIR, objectKey } from '@baseplane/contracts/object-store';
+import { layoutOf, objectFile } from '../../contracts/src/object-store/fs-layout';
+import { s3BucketsDir } from '../../deploy/local/src/s3-server';
+import { bearer, call, createProject } from '../../deploy/test/http';
+import { servicesBackend } from '../../control-plane/test/storage-fixtures';
+import { signUpUser } from './rest-fixtures';
+import {
+  alice, asUser, bob, etagOf, fetchBytes, objects, operator, other, p, rowOf, store, stranger, upload, useStorageApp,
+} from './storage-objects-fixtures';
+
+useStorageApp();
+
+describe('deleting', () => {
+  it('deletes many paths at once, answering those it deleted, rows and bytes gone', async () => {
+    for (const path of ['trash/1.txt', 'trash/2.txt']) expect((await upload('docs', path, 'bye', operator())).status).toBe(201);
+    const answer = await call('DELETE', objects('docs'), { headers: operator(), body: { paths: ['trash/1.txt', 'trash/2.txt', 'trash/never.txt'] } });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ deleted: ['trash/1.txt', 'trash/2.txt'] });
+    expect(await rowOf('docs', 'trash/1.txt')).toBeUndefined();
+    expect(await store.head(objectKey(p.project.id, 'docs', 'trash/2.txt'))).toBeUndefined();
+  });
+
+  // The file holding an object in the services' store: the fs store's, or the embedded versitygw's (posix backend).
+  const storedFile = (key: string) => {
+    const config = loadConfig(process.env);
+    return config.storageBackend === 'fs'
+      ? objectFile(layoutOf(path.join(inject('dataDir'), FS_STORAGE_DIR)).objects, key)
+      : path.join(s3BucketsDir(inject('dataDir')), config.s3.bucket, key);
+  };
+
+  // An immutable file (chattr +i) is one the store really cannot delete: versitygw answers its key in DeleteObjects' Errors.
+  it.skipIf(servicesBackend() === 's3' && loadConfig(process.env).s3.endpoint !== undefined)(
+    'keeps the row and bytes of an object the store refuses to delete, deletes the others and answers only those', async () => {
+      const paths = ['stuck/1.txt', 'stuck/2.txt', 'stuck/3.txt'];
+      for (const path of paths) expect((await upload('docs', path, 'kept?', operator())).status).toBe(201);
+      const file = storedFile(objectKey(p.project.id, 'docs', 'stuck/2.txt'));
+      execFileSync('chattr', ['+i', file]);
+      let answer;
+      try {
+        answer = await call('DELETE', objects('docs'), { headers: operator(), body: { paths } });
+      } finally {
+        execFileSync('chattr', ['-i', file]);
+      }
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(answer.body).toEqual({ deleted: ['stuck/1.txt', 'stuck/3.txt'] });
+      expect(await rowOf('docs', 'stuck/1.txt')).toBeUndefined();
+      expect(await rowOf('docs', 'stuck/3.txt')).toBeUndefined();
+      expect(await store.head(objectKey(p.project.id, 'docs', 'stuck/1.txt'))).toBeUndefined();
+      expect(await store.head(objectKey(p.project.id, 'docs', 'stuck/3.txt'))).toBeUndefined();
+      // The refused one is still whole: row, bytes, listing, download.
+      expect(await rowOf('docs', 'stuck/2.txt')).toMatchObject({ size: '5', etag: etagOf('kept?') });
+      const listed = await call('GET', `${objects('docs')}?prefix=stuck/`, { headers: operator() });
+      expect(listed.body.objects.map((object: { path: string }) => object.path)).toEqual(['stuck/2.txt']);
+      const download = await fetchBytes(`${objects('docs')}/download?path=stuck/2.txt`, operator());
+      expect([download.status, download.bytes.toString()]).toEqual([200, 'kept?']);
+      // Once the store lets go, deleting it again finishes the job.
+      const again = await call('DELETE', objects('docs'), { headers: operator(), body: { paths: ['stuck/2.txt'] } });
+      expect(again.body).toEqual({ deleted: ['stuck/2.txt'] });
+      expect(await rowOf('docs', 'stuck/2.txt')).toBeUndefined();
+      expect(await store.head(objectKey(p.project.id, 'docs', 'stuck/2.txt'))).toBeUndefined();
+    },
+  );
+
+  it('refuses an empty or malformed body', async () => {
+    expect((await call('DELETE', objects('docs'), { headers: operator(), body: { paths: [] } })).status).toBe(400);
+    expect((await call('DELETE', objects('docs'), { headers: operator(), body: { path: 'x' } })).status).toBe(400);
+    expect((await call('DELETE', objects('docs'), { headers: operator(), body: { paths: ['../x'] } })).status).toBe(400);
+  });
+});
+
+describe('access under RLS', () => {
+  const own = (user: { id: string }, name: string) => `${user.id}/${name}`;
+  // An object in docs, put with the service key, which no policy shows anon.
+  beforeAll(async () => {
+    expect((await upload('docs', 'service.txt', 'from the server', p.service)).status).toBe(201);
+  });
+
+  it('lets a user upload into their own folder, recorded as theirs, and nowhere else', async () => {
+    const mine = await upload('avatars', own(alice, 'me.png'), 'alice face', asUser(alice), { type: 'image/png' });
+    expect(mine.status, JSON.stringify(mine.body)).toBe(201);
+    expect(mine.body.owner).toBe(alice.id);
+    const theirs = await upload('avatars', own(bob, 'me.png'), 'not bob', asUser(alice), { type: 'image/png' });
+    expect(theirs.status).toBe(403);
+    expect(theirs.body.code).toBe('42501');
+    expect(await rowOf('avatars', own(bob, 'me.png'))).toBeUndefined();
+    expect(await store.head(objectKey(p.project.id, 'avatars', own(bob, 'me.png')))).toBeUndefined();
+  });
+
+  it('refuses anon writes (401) and shows anon nothing where no policy lets it', async () => {
+    const anon = await upload('avatars', 'anon.png', 'x', p.anon, { type: 'image/png' });
+    expect(anon.status).toBe(401);
+    expect(anon.body.code).toBe('42501');
+    const list = await call('GET', `${objects('docs')}?prefix=`, { headers: p.anon });
+    expect(list.status).toBe(200);
+    expect(list.body).toEqual({ objects: [], prefixes: [] });
+    expect((await call('GET', `${objects('docs')}/download?path=service.txt`, { headers: p.anon })).status).toBe(404);
+  });
+
+  it("keeps a user out of another's objects: list, download, signed URL, overwrite and delete", async () => {
+    const prefix = `${alice.id}/`;
+    const bobsView = await call('GET', `${objects('avatars')}?prefix=${prefix}`, { headers: asUser(bob) });
+    expect(bobsView.body.objects).toEqual([]);
+    const alicesView = await call('GET', `${objects('avatars')}?prefix=${prefix}`, { headers: asUser(alice) });
+    expect(alicesView.body.objects.map((o: any) => o.path)).toEqual([own(alice, 'me.png')]);
+    expect((await call('GET', `${objects('avatars')}/download?path=${own(alice, 'me.png')}`, { headers: asUser(bob) })).status).toBe(404);
+    expect((await call('GET', `${objects('avatars')}/url?path=${own(alice, 'me.png')}`, { headers: asUser(bob) })).status).toBe(404);
+    const overwrite = await upload('avatars', own(alice, 'me.png'), 'bob was here', asUser(bob), { type: 'image/png', upsert: true });
+    expect(overwrite.status).toBeGreaterThanOrEqual(400);
+    const removed = await call('DELETE', objects('avatars'), { headers: asUser(bob), body: { paths: [own(alice, 'me.png')] } });
+    expect(removed.body).toEqual({ deleted: [] });
+    const still = await fetchBytes(`${objects('avatars')}/download?path=${own(alice, 'me.png')}`, asUser(alice));
+    expect(still.bytes.toString()).toBe('alice face');
+  });
+
+  it('lets the owner replace and delete their own object', async () => {
+    const replaced = await upload('avatars', own(alice, 'me.png'), 'new face', asUser(alice), { type: 'image/png', upsert: true });
+    expect(replaced.status).toBe(201);
+    const removed = await call('DELETE', objects('avatars'), { headers: asUser(alice), body: { paths: [own(alice, 'me.png')] } });
+    expect(removed.body).toEqual({ deleted: [own(alice, 'me.png')] });
+  });
+
+  it('refuses keys and tokens of another project, tampered tokens and operators of another team', async () => {
+    const otherUser = await signUpUser(other);
+    expect((await call('GET', objects('docs'), { headers: other.anon })).body.code).toBe('invalid_api_key');
+    expect((await call('GET', objects('docs'), { headers: other.service })).status).toBe(401);
+    const foreignToken = await call('GET', objects('docs'), { headers: { ...p.anon, ...bearer(otherUser.token) } });
+    expect(foreignToken.status).toBe(401);
+    expect(foreignToken.body.code).toBe('invalid_token');
+    const tampered = await call('GET', objects('docs'), { headers: { ...p.anon, ...bearer(`${alice.token.slice(0, -4)}AAAA`) } });
+    expect(tampered.status).toBe(401);
+    const outsider = await call('GET', objects('docs'), { headers: bearer(stranger.token) });
+    expect(outsider.status).toBe(404);
+    expect((await call('GET', objects('docs'), {})).status).toBe(401);
+    expect((await call('GET', objects('docs', 'not-a-uuid'), { headers: operator() })).status).toBe(400);
+  });
+
+  it("isolates projects' objects: the same bucket name and path in another project is another object", async () => {
+    expect((await upload('docs', 'shared-name.txt', 'mine', operator())).status).toBe(201);
+    const theirs = await call('GET', `${objects('docs', other.project.id)}/download?path=shared-name.txt`, { headers: bearer(other.operator.token) });
+    expect(theirs.status).toBe(404);
+    expect((await call('GET', `${objects('docs', other.project.id)}/download?path=shared-name.txt`, { headers: operator() })).status).toBe(404);
+  });
+});
+
+describe('operator scope', () => {
+  it('a second project of the same team is reachable by its operator', async () => {
+    const second = await createProject(p.operator, 'second');
+    const answer = await call('POST', `/api/projects/${second.id}/storage/buckets`, { headers: operator(), body: { name: 'files' } });
+    expect(answer.status).toBe(201);
+    expect((await call('GET', objects('files', second.id), { headers: operator() })).body).toEqual({ objects: [], prefixes: [] });
+  });
+});
