@@ -16,7 +16,7 @@ import { openS3ObjectStore, type ObjectStore } from '@baseplane/contracts/object
 import { resolveS3ServerBin, s3BucketsDir, startS3Server } from '../../deploy/local/src/s3-server';
 import { createStackLog } from '../../deploy/local/src/stack-log';
 import { processWithArgument } from '../../deploy/test/processes';
-import { bytesOf, generated, MiB, rejection } from './object-bodies';
+import { bytesOf, generated, MiB, rejection, trickled } from './object-bodies';
 import { partHoldingRelayTo, relayTo, shapingRelayTo } from './s3-relays';
 
 describe('S3 object store opening', () => {
@@ -175,17 +175,7 @@ describe('S3 object store when its server stalls as a whole mid-upload', () => {
     const multipartUploads = async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads?.length ?? 0;
     let paused = false;
     try {
-      // 16 MiB coming in at ~16 MiB/s: the multipart upload exists for a while before the body ends.
-      const block = Buffer.alloc(64 * 1024, 3);
-      let sent = 0;
-      const slow = new Readable({
-        read() {
-          if (sent >= 16 * MiB) return void this.push(null);
-          sent += block.length;
-          setTimeout(() => this.push(block), 4);
-        },
-      });
-      const outcome = rejection(store.put('p/b/paused.bin', slow, { contentType: 'application/octet-stream' }));
+      const outcome = rejection(store.put('p/b/paused.bin', trickled(16 * MiB), { contentType: 'application/octet-stream' }));
       while ((await multipartUploads()) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
       process.kill(pid, 'SIGSTOP');
       paused = true;
@@ -222,16 +212,7 @@ describe('S3 object store cut off from its server mid-upload', () => {
     const client = new S3Client({ endpoint: inject('s3').endpoint, region: inject('s3').region, forcePathStyle: true, credentials: inject('s3') });
     const multipartUploads = async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads?.length ?? 0;
     try {
-      const block = Buffer.alloc(64 * 1024, 5);
-      let sent = 0;
-      const slow = new Readable({
-        read() {
-          if (sent >= 16 * MiB) return void this.push(null);
-          sent += block.length;
-          setTimeout(() => this.push(block), 4);
-        },
-      });
-      const outcome = rejection(store.put('p/b/cut.bin', slow, { contentType: 'application/octet-stream' }));
+      const outcome = rejection(store.put('p/b/cut.bin', trickled(16 * MiB), { contentType: 'application/octet-stream' }));
       while ((await multipartUploads()) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
       relay.partition(true);
       const started = Date.now();
