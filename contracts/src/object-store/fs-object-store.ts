@@ -19,7 +19,10 @@ import type { ByteRange, ListOptions, ListPage, ObjectInfo, ObjectRead, ObjectSt
 import { UploadMeter } from './upload-meter';
 
 /** The fd calls an upload makes: on a raw descriptor, which its write stream hands back when done (a FileHandle's stays locked). */
-const fd = { open: promisify(fsFd.open), write: promisify(fsFd.write), datasync: promisify(fsFd.fdatasync), close: promisify(fsFd.close), fstat: promisify(fsFd.fstat) };
+const fd = {
+  open: promisify(fsFd.open), write: promisify(fsFd.write), datasync: promisify(fsFd.fdatasync), sync: promisify(fsFd.fsync),
+  close: promisify(fsFd.close), fstat: promisify(fsFd.fstat),
+};
 
 /**
  * Closes a descriptor at once, in a callback's clothes. Only for descriptors a
@@ -50,6 +53,21 @@ async function openObject(file: string): Promise<number | undefined> {
   } catch (error) {
     if (isMissing(error)) return undefined;
     throw error;
+  }
+}
+
+/**
+ * Flushes a folder's entries to disk. A rename, or a folder made, is durable
+ * only once the folder holding the new name is: until then a crash may undo
+ * it, whatever was flushed of the file (PostgreSQL's durable_rename does the
+ * same). The descriptor is read-only: it closes at once.
+ */
+async function syncFolder(dir: string): Promise<void> {
+  const descriptor = await fd.open(dir, fsFd.constants.O_RDONLY | fsFd.constants.O_DIRECTORY);
+  try {
+    await fd.sync(descriptor);
+  } finally {
+    closeNow(descriptor, () => {});
   }
 }
 
@@ -94,20 +112,31 @@ export function createFsObjectStore(root: string): ObjectStore {
   };
 
   /**
-   * Moves a finished upload into place, making its folder only when the
-   * rename says it is missing (most uploads land in a folder that exists); a
-   * concurrent prune may remove the folder between mkdir and rename.
+   * Moves a finished upload into place for good, making its folder only when
+   * the rename says it is missing (most uploads land in a folder that exists);
+   * a concurrent prune may remove the folder between mkdir and rename. The
+   * rename is flushed before the upload answers, and so is each folder it
+   * made: the row committed next says the object is there. (A folder another
+   * upload made a moment before is flushed by that one; on a journaled
+   * filesystem this one's flush commits it too.)
    */
   const moveIntoPlace = async (temp: string, target: string): Promise<void> => {
+    const folder = path.dirname(target);
+    // The highest folder made for this object (undefined when all were there): from it down, each folder is a new entry in its parent.
+    let highestMade: string | undefined;
     for (let attempt = 0; ; attempt += 1) {
       try {
         await fs.rename(temp, target);
-        return;
+        break;
       } catch (error) {
         if (!isMissing(error) || attempt >= 3) throw error;
       }
-      await fs.mkdir(path.dirname(target), { recursive: true, mode: FOLDER_MODE });
+      const made = await fs.mkdir(folder, { recursive: true, mode: FOLDER_MODE });
+      if (made !== undefined && (highestMade === undefined || made.length < highestMade.length)) highestMade = made;
     }
+    await syncFolder(folder);
+    if (highestMade === undefined) return;
+    for (let made = folder; made.length >= highestMade.length; made = path.dirname(made)) await syncFolder(path.dirname(made));
   };
 
   /** Creates the temp file of an upload (its descriptor); the uploads directory is made (and swept) the first time, and again if it went. */

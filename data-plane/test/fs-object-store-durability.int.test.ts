@@ -1,0 +1,76 @@
+/**
+ * What the fs object store flushes before an upload answers, on real files:
+ * the folder that holds the object's new name, after the rename, and the
+ * parent of each folder the upload made. A crash can only be simulated by
+ * losing what was not flushed, so the test watches the flushes themselves:
+ * `node:fs` is the real module with its `fsync` observed (each call is
+ * recorded, with the folder it flushes and what that folder holds, then made).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createFsObjectStore, type ObjectStore } from '@baseplane/contracts/object-store';
+import { layoutOf, objectFile } from '../../contracts/src/object-store/fs-layout';
+
+/** Each fsync of a folder the store made: the folder, and the names in it at that moment. */
+const folderSyncs = vi.hoisted(() => [] as Array<{ folder: string; names: string[] }>);
+
+vi.mock('node:fs', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:fs')>();
+  const fsync: typeof real.fsync = (descriptor, callback) => {
+    const target = real.readlinkSync(`/proc/self/fd/${descriptor}`);
+    if (real.statSync(target).isDirectory()) folderSyncs.push({ folder: target, names: real.readdirSync(target).sort() });
+    real.fsync(descriptor, callback);
+  };
+  return { ...real, fsync, default: { ...real, fsync } };
+});
+
+describe('fs object store durability', () => {
+  let root: string;
+  let store: ObjectStore;
+  let objects: string;
+  const put = (key: string) => store.put(key, Readable.from([Buffer.from(key)]), { contentType: 'text/plain' });
+
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'baseplane-durable-'));
+    store = createFsObjectStore(root);
+    objects = layoutOf(path.resolve(root)).objects;
+    folderSyncs.length = 0;
+  });
+
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('flushes the folder of an object once its new name is in it, before the upload answers', async () => {
+    await put('p/b/first.txt');
+    folderSyncs.length = 0;
+    await put('p/b/second.txt');
+    const folder = path.dirname(objectFile(objects, 'p/b/second.txt'));
+    expect(folderSyncs).toEqual([{ folder, names: [path.basename(objectFile(objects, 'p/b/first.txt')), path.basename(objectFile(objects, 'p/b/second.txt'))] }]);
+
+    // A replacement too: the rename over the old file is what makes the new bytes the object's.
+    folderSyncs.length = 0;
+    await store.put('p/b/second.txt', Readable.from([Buffer.from('replaced')]), { contentType: 'text/plain' });
+    expect(folderSyncs.map((sync) => sync.folder)).toEqual([folder]);
+  });
+
+  it('flushes the parent of every folder an upload made, so that the path to the object survives too', async () => {
+    await put('p/b/x.txt');
+    folderSyncs.length = 0;
+    const key = 'p/b/deep/er/x.txt';
+    await put(key);
+    const file = objectFile(objects, key);
+    const er = path.dirname(file);
+    const deep = path.dirname(er);
+    const bucket = path.dirname(deep);
+    // The object's folder, holding it; then each made folder's parent, holding the made one.
+    expect(folderSyncs).toEqual([
+      { folder: er, names: [path.basename(file)] },
+      { folder: deep, names: [path.basename(er)] },
+      { folder: bucket, names: [path.basename(deep), path.basename(objectFile(objects, 'p/b/x.txt'))].sort() },
+    ]);
+  });
+});
