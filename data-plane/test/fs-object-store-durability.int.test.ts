@@ -19,7 +19,7 @@ const folderSyncs = vi.hoisted(() => [] as Array<{ folder: string; names: string
 
 vi.mock('node:fs', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:fs')>();
-  const fsync: typeof real.fsync = (descriptor, callback) => {
+  const fsync = (descriptor: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
     const target = real.readlinkSync(`/proc/self/fd/${descriptor}`);
     if (real.statSync(target).isDirectory()) folderSyncs.push({ folder: target, names: real.readdirSync(target).sort() });
     real.fsync(descriptor, callback);

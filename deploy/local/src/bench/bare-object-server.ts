@@ -3,7 +3,8 @@
  * with the same durable write as the fs store, and nothing else. No framework,
  * no form parsing, no database, no auth: a POST's whole body (the multipart
  * framing included) is hashed with SHA-256, written to a temp file, flushed
- * with `fdatasync` and renamed into place; a GET streams the file back. The
+ * with `fdatasync` and renamed into place, and the rename flushed (`fsync` of
+ * the folder); a GET streams the file back. The
  * object is named by the request's `path` parameter, so the bench's client
  * calls it with the URLs it gives the data plane. Run by the bench as one
  * process per data-plane replica: `node --import tsx bare-object-server.ts DIR`;
@@ -21,6 +22,7 @@ const dir = process.argv[2] ?? '';
 if (!dir) throw new Error('usage: bare-object-server.ts DIR');
 const open = promisify(fs.open);
 const datasync = promisify(fs.fdatasync);
+const fsync = promisify(fs.fsync);
 const close = promisify(fs.close);
 const fstat = promisify(fs.fstat);
 const rename = promisify(fs.rename);
@@ -45,6 +47,12 @@ async function put(request: http.IncomingMessage, response: http.ServerResponse,
     await close(descriptor);
   }
   await rename(temp, file);
+  const folder = await open(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  try {
+    await fsync(folder);
+  } finally {
+    await close(folder);
+  }
   response.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ etag: hash.digest('hex') }));
 }
 
