@@ -1,7 +1,8 @@
 /**
- * What the fs object store flushes before an upload answers, on real files:
- * the folder that holds the object's new name, after the rename, and the
- * parent of each folder the upload made. A crash can only be simulated by
+ * What the fs object store flushes before an upload or a delete answers, on
+ * real files: the folder that holds the object's new name, after the rename,
+ * and the parent of each folder the upload made; the folders deleted objects
+ * were in, and the parent of a folder deleted whole. A crash can only be simulated by
  * losing what was not flushed, so the test watches the flushes themselves:
  * `node:fs` is the real module with its `fsync` observed (each call is
  * recorded, with the folder it flushes and what that folder holds, then made).
@@ -72,5 +73,27 @@ describe('fs object store durability', () => {
       { folder: deep, names: [path.basename(er)] },
       { folder: bucket, names: [path.basename(deep), path.basename(objectFile(objects, 'p/b/x.txt'))].sort() },
     ]);
+  });
+
+  it('flushes the folders of deleted objects before the delete answers, and the parent of a folder deleted whole', async () => {
+    for (const key of ['p/b/keep.txt', 'p/b/gone.txt', 'p/b/dir/only.txt']) await put(key);
+    const bucket = path.dirname(objectFile(objects, 'p/b/keep.txt'));
+    const dir = path.dirname(objectFile(objects, 'p/b/dir/only.txt'));
+    const keep = path.basename(objectFile(objects, 'p/b/keep.txt'));
+    folderSyncs.length = 0;
+    expect(await store.deleteMany(['p/b/gone.txt', 'p/b/dir/only.txt'])).toEqual(['p/b/gone.txt', 'p/b/dir/only.txt']);
+    // Each folder once its names are gone; the emptied one is pruned only after.
+    expect(folderSyncs).toEqual([{ folder: bucket, names: [keep, path.basename(dir)].sort() }, { folder: dir, names: [] }]);
+
+    await put('p/b/dir/a.txt');
+    await put('p/b/dir/sub/b.txt');
+    folderSyncs.length = 0;
+    expect(await store.deletePrefix('p/b/dir/')).toBe(2);
+    expect(folderSyncs).toEqual([{ folder: bucket, names: [keep] }]);
+
+    // A key whose folder is not there (never made, or pruned meanwhile): absent, so deleted, and the nearest folder flushed.
+    folderSyncs.length = 0;
+    expect(await store.deleteMany(['p/b/nowhere/deeper/x.txt'])).toEqual(['p/b/nowhere/deeper/x.txt']);
+    expect(folderSyncs).toEqual([{ folder: bucket, names: [keep] }]);
   });
 });

@@ -155,6 +155,17 @@ export function createFsObjectStore(root: string): ObjectStore {
     }
   };
 
+  /** Flushes `dir`, or, when a prune removed it meanwhile, the nearest folder above it that is still there. */
+  const syncNearestFolder = async (dir: string): Promise<void> => {
+    for (let current = dir; ; current = path.dirname(current)) {
+      try {
+        return await syncFolder(current);
+      } catch (error) {
+        if (!isMissing(error) || current === base) throw error;
+      }
+    }
+  };
+
   const readInfo = async (key: string): Promise<ObjectInfo | undefined> => {
     const file = await openObject(objectFile(objects, key));
     if (file === undefined) return undefined;
@@ -256,6 +267,7 @@ export function createFsObjectStore(root: string): ObjectStore {
     async deleteMany(keys: readonly string[]): Promise<string[]> {
       keys.forEach(assertObjectKey);
       const deleted: string[] = [];
+      const folders = new Set<string>();
       for (const key of keys) {
         const file = objectFile(objects, key);
         try {
@@ -265,8 +277,12 @@ export function createFsObjectStore(root: string): ObjectStore {
           if (!isMissing(error)) continue;
         }
         deleted.push(key);
-        await pruneEmptyFolders(path.dirname(file));
+        folders.add(path.dirname(file));
       }
+      // Flushed before the rows' deletion commits: a crash must not bring back bytes whose row is gone (a public
+      // bucket's URL would serve them). Then the folders left empty go, which a crash may undo harmlessly.
+      for (const folder of folders) await syncNearestFolder(folder);
+      for (const folder of folders) await pruneEmptyFolders(folder);
       return deleted;
     },
 
@@ -282,6 +298,9 @@ export function createFsObjectStore(root: string): ObjectStore {
         if (isMissing(error)) return 0;
         throw error;
       }
+      // Gone for good before the caller goes on: a crash must not bring the folder back (a bucket made again under its
+      // name would show its objects). What is left in the trash, a crash may leave: the sweep removes it.
+      await syncFolder(path.dirname(dir));
       const entries = await fs.readdir(trash, { recursive: true, withFileTypes: true });
       const count = entries.filter((entry) => entry.isFile() && entry.name.endsWith(OBJECT_TAG)).length;
       await fs.rm(trash, { recursive: true, force: true });
