@@ -4,9 +4,11 @@
  * conditional requests, signed URLs (tampered, misused, expired) and the public
  * URL of a public bucket.
  */
+import { Readable } from 'node:stream';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { objectKey } from '@baseplane/contracts/object-store';
 import { call } from '../../deploy/test/http';
-import { fetchBytes, local, objects, operator, p, upload, useStorageApp } from './storage-objects-fixtures';
+import { fetchBytes, local, objects, operator, p, store, upload, useStorageApp } from './storage-objects-fixtures';
 
 useStorageApp();
 
@@ -225,6 +227,20 @@ describe('signed and public URLs', () => {
     expect(privateOne.status).toBe(404);
     expect(privateOne.text).not.toContain('the plan');
     expect((await call('GET', `/storage/v1/object/public/${p.project.id}/pics/missing.png`)).status).toBe(404);
+  });
+
+  it('serves at the public URL only objects with a row: not bytes the store holds without one, as a failed upload may leave', async () => {
+    const key = objectKey(p.project.id, 'pics', 'orphan.png');
+    await store.put(key, Readable.from([Buffer.from([9, 9, 9])]), { contentType: 'image/png' });
+    try {
+      const url = `/storage/v1/object/public/${p.project.id}/pics/orphan.png`;
+      const orphan = await call('GET', url);
+      expect(orphan.status).toBe(404);
+      expect(orphan.body).toMatchObject({ code: 'not_found', message: 'object not found' });
+      expect((await fetch(new URL(url, inject('baseUrl')), { method: 'HEAD' })).status).toBe(404);
+    } finally {
+      await store.deleteMany([key]);
+    }
   });
 
   it('follows the bucket toggle: made public the bucket is served, made private again it is not', async () => {

@@ -2,11 +2,11 @@
  * Objects read without a key (API.md → Storage): `/storage/v1/object/public/…`
  * for public buckets, `/storage/v1/object/sign/…?token=` for a signed URL.
  * A private bucket's object is not served at the public URL, and is told apart
- * from a missing one by nothing.
+ * from a missing one by nothing; a public bucket's is served when it has a row.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, IdParam, validate } from '@baseplane/contracts';
-import { objectKey } from '@baseplane/contracts/object-store';
+import { objectKey, objectNotFound } from '@baseplane/contracts/object-store';
 import type { ProjectDirectory } from '../directory/project-directory';
 import { bindCors } from '../http/cors';
 import type { ObjectAddress } from './object-urls';
@@ -32,11 +32,13 @@ export function bindPublicObjectRoutes(app: FastifyInstance, directory: ProjectD
       // HEAD is ours, not Fastify's generated one, which answers content-length 0 for a body it does not get.
       scope.route({ method: ['GET', 'HEAD'], url: '/public/:projectId/:bucket/*', handler: async (request, reply) => {
         const address = addressOf(directory, request);
-        const bucket = await storage.db.bucket(address.projectId, address.bucket).catch((error) => {
+        const found = await storage.db.objectAsService(address.projectId, address.bucket, address.path).catch((error) => {
           if (error instanceof ApiError && error.status === 404) return undefined;
           throw error;
         });
-        if (!bucket?.public) throw new ApiError(404, 'not_found', `no public bucket named "${address.bucket}"`, null, 'objects of private buckets are read through signed URLs');
+        if (!found?.rules.public) throw new ApiError(404, 'not_found', `no public bucket named "${address.bucket}"`, null, 'objects of private buckets are read through signed URLs');
+        // The row is the object: bytes without one (an upload that failed after storing them) are not served.
+        if (!found.exists) throw objectNotFound();
         return sendObject(storage.store, address.key, request, reply, 'public, max-age=60');
       } });
 

@@ -140,7 +140,7 @@ async function runBatch(client: pg.PoolClient, steps: BatchStep[], rulesOf?: (an
 }
 
 export class StorageDb {
-  /** One-round-trip work ({@link run}, {@link bucket}, {@link probe}). */
+  /** One-round-trip work ({@link run}, {@link objectAsService}, {@link probe}). */
   private readonly pools: ProjectPools;
   /**
    * Transactions held while the object store acts ({@link begin}): a store
@@ -165,10 +165,19 @@ export class StorageDb {
     this.transactionPools = pools(TRANSACTION_POOL_SIZE);
   }
 
-  /** The bucket's rules, read as `service_role` in one round trip; 404 `not_found` when the project has no such bucket. */
-  bucket(projectId: string, name: string): Promise<BucketRules> {
-    const check = bucketSteps({ name });
-    return this.withClient(SERVICE, projectId, this.pools, async (client) => check.rules(await runBatch(client, check.steps))!);
+  /**
+   * The bucket's rules and whether `path` has a row in it, read as
+   * `service_role` in one round trip (the public URL: no policy governs it,
+   * and bytes the store holds without a row, left by a failed upload, are no
+   * object); 404 `not_found` when the project has no such bucket.
+   */
+  objectAsService(projectId: string, bucket: string, path: string): Promise<{ rules: BucketRules; exists: boolean }> {
+    const check = bucketSteps({ name: bucket });
+    const exists = toStep({ name: 'bp_storage_object_exists', text: 'select 1 from storage.objects where bucket = $1 and path = $2', values: [bucket, path] });
+    return this.withClient(SERVICE, projectId, this.pools, async (client) => {
+      const answered = await runBatch(client, [...check.steps, exists], check.rules);
+      return { rules: check.rules(answered)!, exists: answered[check.steps.length]!.length > 0 };
+    });
   }
 
   /**
