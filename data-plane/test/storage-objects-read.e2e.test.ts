@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { objectKey } from '@baseplane/contracts/object-store';
 import { call } from '../../deploy/test/http';
-import { fetchBytes, local, objects, operator, p, store, upload, useStorageApp } from './storage-objects-fixtures';
+import { fetchBytes, local, objects, operator, p, store, tenant, upload, useStorageApp } from './storage-objects-fixtures';
 
 useStorageApp();
 
@@ -240,6 +240,22 @@ describe('signed and public URLs', () => {
       expect((await fetch(new URL(url, inject('baseUrl')), { method: 'HEAD' })).status).toBe(404);
     } finally {
       await store.deleteMany([key]);
+    }
+  });
+
+  it('serves at a signed URL only while the object has a row, whatever bytes the store still holds', async () => {
+    expect((await upload('docs', 'fleeting.txt', 'here for now', operator())).status).toBe(201);
+    const signed = await call('GET', `${objects('docs')}/url?path=fleeting.txt&expiresIn=60`, { headers: operator() });
+    const url = local(signed.body.url);
+    expect((await fetchBytes(url)).bytes.toString()).toBe('here for now');
+    // The row goes and the bytes stay, as when a delete's bytes could not be removed.
+    await tenant.client.query("delete from storage.objects where bucket = 'docs' and path = 'fleeting.txt'");
+    try {
+      const gone = await call('GET', url);
+      expect(gone.status).toBe(404);
+      expect(gone.body).toMatchObject({ code: 'not_found', message: 'object not found' });
+    } finally {
+      await store.deleteMany([objectKey(p.project.id, 'docs', 'fleeting.txt')]);
     }
   });
 

@@ -2,7 +2,9 @@
  * Objects read without a key (API.md → Storage): `/storage/v1/object/public/…`
  * for public buckets, `/storage/v1/object/sign/…?token=` for a signed URL.
  * A private bucket's object is not served at the public URL, and is told apart
- * from a missing one by nothing; a public bucket's is served when it has a row.
+ * from a missing one by nothing. Either URL serves an object only while its
+ * row is there: bytes the store holds without one (an upload that failed after
+ * storing them, a delete since) are no object.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, IdParam, validate } from '@baseplane/contracts';
@@ -37,7 +39,6 @@ export function bindPublicObjectRoutes(app: FastifyInstance, directory: ProjectD
           throw error;
         });
         if (!found?.rules.public) throw new ApiError(404, 'not_found', `no public bucket named "${address.bucket}"`, null, 'objects of private buckets are read through signed URLs');
-        // The row is the object: bytes without one (an upload that failed after storing them) are not served.
         if (!found.exists) throw objectNotFound();
         return sendObject(storage.store, address.key, request, reply, 'public, max-age=60');
       } });
@@ -47,6 +48,9 @@ export function bindPublicObjectRoutes(app: FastifyInstance, directory: ProjectD
         const token = (request.query as { token?: unknown }).token;
         if (typeof token !== 'string' || token === '') throw new ApiError(400, 'invalid_request', 'the signed URL has no token');
         await storage.urls.verify(address, token);
+        // Signed for a path, in whichever bucket, private or public: what is served is the object its row says is there.
+        const found = await storage.db.objectAsService(address.projectId, address.bucket, address.path);
+        if (!found.exists) throw objectNotFound();
         return sendObject(storage.store, address.key, request, reply, 'private, max-age=60');
       } });
     },

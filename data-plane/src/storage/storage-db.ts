@@ -167,9 +167,8 @@ export class StorageDb {
 
   /**
    * The bucket's rules and whether `path` has a row in it, read as
-   * `service_role` in one round trip (the public URL: no policy governs it,
-   * and bytes the store holds without a row, left by a failed upload, are no
-   * object); 404 `not_found` when the project has no such bucket.
+   * `service_role` in one round trip, for the public and signed URLs, which
+   * no policy governs; 404 `not_found` when the project has no such bucket.
    */
   objectAsService(projectId: string, bucket: string, path: string): Promise<{ rules: BucketRules; exists: boolean }> {
     const check = bucketSteps({ name: bucket });
