@@ -279,8 +279,8 @@ export function createFsObjectStore(root: string): ObjectStore {
         deleted.push(key);
         folders.add(path.dirname(file));
       }
-      // Flushed before the rows' deletion commits: a crash must not bring back bytes whose row is gone (a public
-      // bucket's URL would serve them). Then the folders left empty go, which a crash may undo harmlessly.
+      // Flushed before the rows' deletion commits: a crash must not bring back bytes whose row is gone (bytes no row
+      // names, which nothing would remove). Then the folders left empty go, which a crash may undo harmlessly.
       for (const folder of folders) await syncNearestFolder(folder);
       for (const folder of folders) await pruneEmptyFolders(folder);
       return deleted;
@@ -298,8 +298,8 @@ export function createFsObjectStore(root: string): ObjectStore {
         if (isMissing(error)) return 0;
         throw error;
       }
-      // Gone for good before the caller goes on: a crash must not bring the folder back (a bucket made again under its
-      // name would show its objects). What is left in the trash, a crash may leave: the sweep removes it.
+      // Gone for good before the caller goes on: a crash must not bring the folder back (its objects' bytes, with no
+      // rows, which nothing would remove). What is left in the trash, a crash may leave: the sweep removes it.
       await syncFolder(path.dirname(dir));
       const entries = await fs.readdir(trash, { recursive: true, withFileTypes: true });
       const count = entries.filter((entry) => entry.isFile() && entry.name.endsWith(OBJECT_TAG)).length;
