@@ -33,11 +33,25 @@ describe('S3 object store opening', () => {
   });
 });
 
+/** An S3 server of the test's own, which it may stop or pause, in a temp directory that `stop` removes with it. */
+async function ownS3Server(name: string) {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), `baseplane-s3-${name}-`));
+  const log = createStackLog({ quiet: true, logDir: path.join(dataDir, 'logs') });
+  const server = await startS3Server({ bin: resolveS3ServerBin(process.env), dataDir, log });
+  return {
+    server,
+    dataDir,
+    async stop() {
+      await server.stop();
+      await log.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 describe('S3 object store when its server goes away', () => {
   it('answers every call with ApiError 503 storage_unavailable, not a raw SDK error', async () => {
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'baseplane-s3-down-'));
-    const log = createStackLog({ quiet: true, logDir: path.join(dataDir, 'logs') });
-    const server = await startS3Server({ bin: resolveS3ServerBin(process.env), dataDir, log });
+    const { server, stop } = await ownS3Server('down');
     let store: ObjectStore | undefined;
     try {
       store = await openS3ObjectStore({ ...server, forcePathStyle: true, bucket: 'gone-away' });
@@ -63,9 +77,7 @@ describe('S3 object store when its server goes away', () => {
       }
     } finally {
       await store?.close();
-      await server.stop();
-      await log.close();
-      await rm(dataDir, { recursive: true, force: true });
+      await stop();
     }
   }, 60_000);
 });
@@ -165,9 +177,7 @@ describe('S3 object store when its server stops taking an upload', () => {
 
 describe('S3 object store when its server stalls as a whole mid-upload', () => {
   it('answers 503 after the stall timeout and leaves nothing behind once the server is back', async () => {
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'baseplane-s3-paused-'));
-    const log = createStackLog({ quiet: true, logDir: path.join(dataDir, 'logs') });
-    const server = await startS3Server({ bin: resolveS3ServerBin(process.env), dataDir, log });
+    const { server, dataDir, stop } = await ownS3Server('paused');
     const pid = processWithArgument(s3BucketsDir(dataDir));
     const bucket = 'paused';
     const store = await openS3ObjectStore({ ...server, forcePathStyle: true, bucket, uploadStallTimeoutMs: 1_000, answerTimeoutMs: 1_000 });
@@ -197,9 +207,7 @@ describe('S3 object store when its server stalls as a whole mid-upload', () => {
       if (paused) process.kill(pid, 'SIGCONT');
       client.destroy();
       await store.close();
-      await server.stop();
-      await log.close();
-      await rm(dataDir, { recursive: true, force: true });
+      await stop();
     }
   }, 90_000);
 });
