@@ -24,24 +24,19 @@ async function inStoreRoot(work: (root: string) => Promise<void>): Promise<void>
 }
 
 describe('fs object store on disk', () => {
-  it('sweeps uploads a killed process left behind, and only stale ones', async () => {
-    const root = await mkdtemp(path.join(os.tmpdir(), 'baseplane-objects-'));
-    try {
-      await mkdir(path.join(root, 'uploads'));
-      const stale = path.join(root, 'uploads', 'stale.part');
-      const fresh = path.join(root, 'uploads', 'fresh.part');
-      await writeFile(stale, 'half an upload');
-      await writeFile(fresh, 'an upload in progress in another replica');
-      const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
-      await utimes(stale, twoHoursAgo, twoHoursAgo);
+  it('sweeps uploads a killed process left behind, and only stale ones', () => inStoreRoot(async (root) => {
+    await mkdir(path.join(root, 'uploads'));
+    const stale = path.join(root, 'uploads', 'stale.part');
+    const fresh = path.join(root, 'uploads', 'fresh.part');
+    await writeFile(stale, 'half an upload');
+    await writeFile(fresh, 'an upload in progress in another replica');
+    const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    await utimes(stale, twoHoursAgo, twoHoursAgo);
 
-      const store = createFsObjectStore(root);
-      await store.put('p/b/x', Readable.from([Buffer.from('x')]), { contentType: 'text/plain' });
-      await expect.poll(() => readdir(path.join(root, 'uploads'))).toEqual(['fresh.part']);
-    } finally {
-      await rm(root, { recursive: true, force: true });
-    }
-  });
+    const store = createFsObjectStore(root);
+    await store.put('p/b/x', Readable.from([Buffer.from('x')]), { contentType: 'text/plain' });
+    await expect.poll(() => readdir(path.join(root, 'uploads'))).toEqual(['fresh.part']);
+  }));
 
   it('takes an object\'s time from its header, and from the file for one an earlier release stored without it', () => inStoreRoot(async (root) => {
     const store = createFsObjectStore(root);
@@ -188,20 +183,15 @@ describe('fs object store hashing', () => {
 });
 
 describe('fs object store permissions', () => {
-  it('keeps objects to the service: folders 0700, files 0600, and a looser root made 0700 at its first write', async () => {
-    const root = await mkdtemp(path.join(os.tmpdir(), 'baseplane-objects-'));
-    try {
-      // A root an earlier release left open to every local user.
-      await chmod(root, 0o755);
-      const store = createFsObjectStore(root);
-      await store.put('p/b/folder/x.txt', Readable.from([Buffer.from('private')]), { contentType: 'text/plain' });
-      const entries = [{ name: '.', info: await stat(root) }];
-      for (const name of await readdir(root, { recursive: true })) entries.push({ name, info: await stat(path.join(root, name)) });
-      expect(entries.filter((entry) => entry.info.isFile())).toHaveLength(1);
-      const modes = entries.map(({ name, info }) => ({ name, mode: (info.mode & 0o777).toString(8) }));
-      expect(modes).toEqual(entries.map(({ name, info }) => ({ name, mode: info.isFile() ? '600' : '700' })));
-    } finally {
-      await rm(root, { recursive: true, force: true });
-    }
-  });
+  it('keeps objects to the service: folders 0700, files 0600, and a looser root made 0700 at its first write', () => inStoreRoot(async (root) => {
+    // A root an earlier release left open to every local user.
+    await chmod(root, 0o755);
+    const store = createFsObjectStore(root);
+    await store.put('p/b/folder/x.txt', Readable.from([Buffer.from('private')]), { contentType: 'text/plain' });
+    const entries = [{ name: '.', info: await stat(root) }];
+    for (const name of await readdir(root, { recursive: true })) entries.push({ name, info: await stat(path.join(root, name)) });
+    expect(entries.filter((entry) => entry.info.isFile())).toHaveLength(1);
+    const modes = entries.map(({ name, info }) => ({ name, mode: (info.mode & 0o777).toString(8) }));
+    expect(modes).toEqual(entries.map(({ name, info }) => ({ name, mode: info.isFile() ? '600' : '700' })));
+  }));
 });
