@@ -5,7 +5,8 @@
  * were in, and the parent of a folder deleted whole. A crash can only be simulated by
  * losing what was not flushed, so the test watches the flushes themselves:
  * `node:fs` is the real module with its `fsync` observed (each call is
- * recorded, with the folder it flushes and what that folder holds, then made).
+ * recorded, with the folder it flushes and what that folder holds, then made),
+ * and so is its `fdatasync`, which must be done before the object's name is.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -17,6 +18,8 @@ import { layoutOf, objectFile } from '../../contracts/src/object-store/fs-layout
 
 /** Each fsync of a folder the store made: the folder, and the names in it at that moment. */
 const folderSyncs = vi.hoisted(() => [] as Array<{ folder: string; names: string[] }>);
+/** Each fdatasync of an upload's file, once done: whether the object's file (the test names it) was there then. */
+const dataSyncs = vi.hoisted(() => ({ objectFile: '', done: [] as Array<{ objectThere: boolean }> }));
 
 vi.mock('node:fs', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:fs')>();
@@ -25,7 +28,13 @@ vi.mock('node:fs', async (importOriginal) => {
     if (real.statSync(target).isDirectory()) folderSyncs.push({ folder: target, names: real.readdirSync(target).sort() });
     real.fsync(descriptor, callback);
   };
-  return { ...real, fsync, default: { ...real, fsync } };
+  const fdatasync = (descriptor: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
+    real.fdatasync(descriptor, (error) => {
+      dataSyncs.done.push({ objectThere: real.existsSync(dataSyncs.objectFile) });
+      callback(error);
+    });
+  };
+  return { ...real, fsync, fdatasync, default: { ...real, fsync, fdatasync } };
 });
 
 describe('fs object store durability', () => {
@@ -56,6 +65,19 @@ describe('fs object store durability', () => {
     folderSyncs.length = 0;
     await store.put('p/b/second.txt', Readable.from([Buffer.from('replaced')]), { contentType: 'text/plain' });
     expect(folderSyncs.map((sync) => sync.folder)).toEqual([folder]);
+  });
+
+  it('has the bytes on disk before their name is the object\'s, while the caller publishes meanwhile', async () => {
+    const key = 'p/b/flushed.txt';
+    dataSyncs.objectFile = objectFile(objects, key);
+    dataSyncs.done.length = 0;
+    let publishedDuringFlush = false;
+    await store.put(key, Readable.from([Buffer.from('bytes')]), {
+      contentType: 'text/plain',
+      publish: async () => { publishedDuringFlush = dataSyncs.done.length === 0; },
+    });
+    expect(dataSyncs.done).toEqual([{ objectThere: false }]);
+    expect(publishedDuringFlush).toBe(true);
   });
 
   it('flushes the parent of every folder an upload made, so that the path to the object survives too', async () => {

@@ -4,7 +4,7 @@
  * of its own, and the permissions of what it writes.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readlink, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -64,6 +64,22 @@ describe('fs object store on disk', () => {
     const oldRead = await store.get('p/b/old');
     expect((await bytesOf(oldRead.body)).toString()).toBe('old');
     expect(oldRead.updatedAt.getTime()).toBe(lastYear.getTime());
+  }));
+
+  it('lets go of each version an upload replaced once it answered, and a download in flight keeps reading its own', () => inStoreRoot(async (root) => {
+    const store = createFsObjectStore(root);
+    const version = (i: number) => Buffer.alloc(MiB, i);
+    await store.put('p/b/x', Readable.from([version(0)]), { contentType: 'application/octet-stream' });
+    const reading = await store.get('p/b/x');
+    for (let i = 1; i <= 20; i += 1) await store.put('p/b/x', Readable.from([version(i)]), { contentType: 'application/octet-stream' });
+    expect((await bytesOf(reading.body)).equals(version(0))).toBe(true);
+    expect((await bytesOf((await store.get('p/b/x')).body)).equals(version(20))).toBe(true);
+    // Each replaced version is held open across its rename and let go after: none may stay held, its blocks never freed.
+    const heldDeleted = async () => {
+      const targets = await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+      return targets.filter((target) => target.startsWith(root) && target.endsWith('(deleted)'));
+    };
+    await expect.poll(heldDeleted).toEqual([]);
   }));
 
   it('closes every descriptor it opens: reads to the end, cut short, of ranges, of missing objects, and heads', () => inStoreRoot(async (root) => {

@@ -124,17 +124,25 @@ export function createFsObjectStore(root: string): ObjectStore {
     const folder = path.dirname(target);
     // The highest folder made for this object (undefined when all were there): from it down, each folder is a new entry in its parent.
     let highestMade: string | undefined;
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        await fs.rename(temp, target);
-        break;
-      } catch (error) {
-        if (!isMissing(error) || attempt >= 3) throw error;
+    // The version this one replaces, held open across the rename, which then only unlinks it: its blocks are freed
+    // by this descriptor's close, which the upload does not wait for, rather than by the rename it waits for
+    // (measured on the bench machine: ~1 ms of a 1 MB upsert). Not there, or not readable: nothing to hold.
+    const replaced = await fd.open(target, 'r').catch(() => undefined);
+    try {
+      for (let attempt = 0; ; attempt += 1) {
+        try {
+          await fs.rename(temp, target);
+          break;
+        } catch (error) {
+          if (!isMissing(error) || attempt >= 3) throw error;
+        }
+        const made = await fs.mkdir(folder, { recursive: true, mode: FOLDER_MODE });
+        if (made !== undefined && (highestMade === undefined || made.length < highestMade.length)) highestMade = made;
       }
-      const made = await fs.mkdir(folder, { recursive: true, mode: FOLDER_MODE });
-      if (made !== undefined && (highestMade === undefined || made.length < highestMade.length)) highestMade = made;
+      await syncFolder(folder);
+    } finally {
+      if (replaced !== undefined) fsFd.close(replaced, () => {});
     }
-    await syncFolder(folder);
     if (highestMade === undefined) return;
     for (let made = folder; made.length >= highestMade.length; made = path.dirname(made)) await syncFolder(path.dirname(made));
   };
@@ -211,12 +219,17 @@ export function createFsObjectStore(root: string): ObjectStore {
         // A flush that failed fails the upload: its pages may be lost, and the last flush may not report it again.
         const failed = await flushing;
         if (failed) throw failed;
-        // On disk before the rename makes it visible: after a crash, an object is whole or absent.
-        await fd.datasync(file);
-        closed = true;
-        // Flushed: its close has nothing left to wait for (see closeNow).
-        fsFd.closeSync(file);
-        await options.publish?.({ size: result.size });
+        // On disk before the rename makes it visible: after a crash, an object is whole or absent. The caller's
+        // publish step (its database round trip) runs meanwhile: the flush waits on the disk, not on it.
+        const [synced, published] = await Promise.allSettled([fd.datasync(file), options.publish?.({ size: result.size })]);
+        if (synced.status === 'fulfilled') {
+          closed = true;
+          // Flushed: its close has nothing left to wait for (see closeNow).
+          fsFd.closeSync(file);
+        }
+        // A refusal of the publish step is the caller's answer; else a failed flush fails the upload.
+        if (published.status === 'rejected') throw published.reason;
+        if (synced.status === 'rejected') throw synced.reason;
         await moveIntoPlace(temp, objectFile(objects, key));
         return result;
       } catch (error) {

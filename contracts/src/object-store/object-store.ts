@@ -36,7 +36,9 @@ export interface PutOptions {
    * body streams with nothing held and writers of one path publish in the
    * order their locks are granted. `size` is the bytes stored. A rejection
    * fails the upload with that error, nothing published; a call never made is
-   * an upload that failed before.
+   * an upload that failed before. The fs store flushes the bytes to disk
+   * meanwhile: a put that fails after the call resolved (that flush failed,
+   * or the rename) published nothing either, and the caller undoes its step.
    */
   publish?: (stored: { size: number }) => Promise<void>;
 }
