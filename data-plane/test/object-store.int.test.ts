@@ -353,6 +353,52 @@ describe.each(backends)('%s object store', (kind, open) => {
     },
   );
 
+  it('reads not a byte before its admission: a refusal fails the put with it, nothing stored; an admitted limit applies', async () => {
+    const { stream } = generated(2 * MiB);
+    let reads = 0;
+    const read = stream._read.bind(stream);
+    stream._read = (size) => { reads += 1; read(size); };
+    let refuse!: (error: Error) => void;
+    const admitted = new Promise<{ maxBytes?: number }>((_resolve, reject) => { refuse = reject; });
+    const putting = rejection(store.put(key('admission/refused'), stream, { contentType: 'text/plain', admitted }));
+    // Long enough for the store to make ready and, were it not waiting, to read the body through.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(reads).toBe(0);
+    const refusal = new Error('the caller may not upload here');
+    refuse(refusal);
+    expect(await putting).toBe(refusal);
+    expect(reads).toBe(0);
+    expect(await store.head(key('admission/refused'))).toBeUndefined();
+    expect(await leftoverUploads()).toBe(0);
+
+    // The smaller of the option's limit and the admission's, whichever it is.
+    for (const [maxBytes, admittedBytes] of [[5 * MiB, MiB], [MiB, 5 * MiB], [undefined, MiB]]) {
+      const error = await rejection(store.put(key('admission/too-big'), generated(2 * MiB).stream, {
+        contentType: 'text/plain', maxBytes, admitted: Promise.resolve({ maxBytes: admittedBytes }),
+      }));
+      expect(error).toMatchObject({ status: 413, details: { maxBytes: MiB } });
+    }
+    expect(await store.head(key('admission/too-big'))).toBeUndefined();
+    expect((await store.put(key('admission/fits'), generated(MiB).stream, { contentType: 'text/plain', admitted: Promise.resolve({ maxBytes: MiB }) })).size).toBe(MiB);
+    expect(await leftoverUploads()).toBe(0);
+  });
+
+  it('leaves no admission unobserved when a put fails before it waits for it', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const admitted = Promise.reject(new Error('refused as well'));
+      const error = await rejection(store.put(`${base}../escape`, Readable.from([Buffer.from('x')]), { contentType: 'text/plain', admitted }));
+      expect(error).toMatchObject({ status: 400 });
+      // Unhandled rejections are reported once the microtasks of the turn have run.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('never calls publish for an upload that fails before its end', async () => {
     let calls = 0;
     const publish = async () => { calls += 1; };

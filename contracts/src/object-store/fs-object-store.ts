@@ -16,7 +16,7 @@ import { encodeHeader, folderDir, HEADER_BYTES, isMissing, layoutOf, objectFile,
 import { assertContentType } from './content-type';
 import { assertFolderPrefix, assertObjectKey, objectNotFound, resolveRange } from './object-keys';
 import type { ByteRange, ListOptions, ListPage, ObjectInfo, ObjectRead, ObjectStore, PutOptions, PutResult } from './object-store';
-import { UploadMeter } from './upload-meter';
+import { admittedMeter, observeAdmission, type UploadMeter } from './upload-meter';
 
 /** The fd calls an upload makes: on a raw descriptor, which its write stream hands back when done (a FileHandle's stays locked). */
 const fd = {
@@ -188,16 +188,25 @@ export function createFsObjectStore(root: string): ObjectStore {
     kind: 'fs',
 
     async put(key: string, body: Readable, options: PutOptions): Promise<PutResult> {
+      observeAdmission(options);
       assertObjectKey(key);
       assertContentType(options.contentType);
       const temp = path.join(uploads, `${randomUUID()}.part`);
+      // Every step on one descriptor: each open, close or mkdir is a trip to libuv's thread pool, and for small objects those add up.
+      // Opened while the caller decides whether to admit the upload (its database round trip): not a byte is read before.
+      const file = await createUpload(temp);
       // The etag is the SHA-256 of the bytes (hex): content-derived, so an identical upload keeps it, and a checksum a
       // client can compare with `sha256sum`. Not MD5, S3's etag for single-part uploads: with the SHA extensions of
       // today's x86 and ARM server CPUs SHA-256 costs less than half of MD5 (0.6 against 1.4 ms per MB on the bench
       // machine). Objects an earlier release stored keep their MD5 etags: an etag is opaque.
-      const meter = new UploadMeter(options.maxBytes, true);
-      // Every step on one descriptor: each open, close or mkdir is a trip to libuv's thread pool, and for small objects those add up.
-      const file = await createUpload(temp);
+      let meter: UploadMeter;
+      try {
+        meter = await admittedMeter(options, true);
+      } catch (error) {
+        await fd.close(file).catch(() => {});
+        await fs.rm(temp, { force: true });
+        throw error;
+      }
       // The bytes go after the header's room; the header is written once size and digest are known.
       // A 1 MiB buffer instead of the default 16 KiB: the socket keeps flowing while the file catches up, and what
       // queued meanwhile goes to disk in one writev. Measured: 100 MB uploads 0.5 → 0.65-0.85 of a plain copy.

@@ -29,6 +29,15 @@ export interface PutOptions {
   /** Aborting fails the upload and leaves nothing stored. */
   signal?: AbortSignal;
   /**
+   * The caller's admission of the upload, decided while the store makes ready
+   * (the fs store opens its temp file meanwhile): awaited before a byte is
+   * read. Its `maxBytes` applies as the option's does (the smaller of the
+   * two, when both are given); a rejection fails the
+   * upload with that error, nothing stored. The store observes it whatever
+   * happens, so a rejection never goes unhandled.
+   */
+  admitted?: Promise<{ maxBytes?: number }>;
+  /**
    * Called once, when every byte has arrived and is kept where the store will
    * publish it from, just before it becomes the object at the key (the fs
    * store's rename; S3's CompleteMultipartUpload, or for an object of one part

@@ -35,7 +35,7 @@ import {
 } from './object-keys';
 import type { S3Config } from '../config';
 import type { ByteRange, ListOptions, ListPage, ObjectInfo, ObjectRead, ObjectStore, PutOptions, PutResult } from './object-store';
-import { UploadMeter } from './upload-meter';
+import { admittedMeter, observeAdmission } from './upload-meter';
 
 /** Where the S3 store keeps objects and how it reaches the service: the S3_* configuration. */
 export type S3ObjectStoreOptions = S3Config & {
@@ -228,9 +228,10 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
     kind: 's3',
 
     async put(key: string, body: Readable, putOptions: PutOptions): Promise<PutResult> {
+      observeAdmission(putOptions);
       assertObjectKey(key);
       assertContentType(putOptions.contentType);
-      const meter = new UploadMeter(putOptions.maxBytes);
+      const meter = await admittedMeter(putOptions, false);
       // A failing or aborted source fails the meter, which fails the upload; the Upload then
       // aborts its multipart upload (or never sends its single PUT), so nothing is stored.
       pipeline(body, meter, () => {});

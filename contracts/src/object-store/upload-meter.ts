@@ -8,6 +8,7 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { payloadTooLarge } from './object-keys';
 import { Sha256Digest } from './sha256-thread';
+import type { PutOptions } from './object-store';
 
 /** A Transform that knows how many bytes went through and, when asked for it, their SHA-256. */
 export class UploadMeter extends Transform {
@@ -49,4 +50,19 @@ export class UploadMeter extends Transform {
     if (!this.hash) throw new Error('this upload meter hashes nothing');
     return this.hash.digest();
   }
+}
+
+/**
+ * The meter of a put, once the caller has admitted it ({@link PutOptions.admitted}):
+ * its size limit the smaller of the options' and the admission's.
+ */
+export async function admittedMeter(options: PutOptions, hashed: boolean): Promise<UploadMeter> {
+  const admission = options.admitted ? await options.admitted : {};
+  const limits = [options.maxBytes, admission.maxBytes].filter((limit): limit is number => limit !== undefined);
+  return new UploadMeter(limits.length > 0 ? Math.min(...limits) : undefined, hashed);
+}
+
+/** Marks a put's admission as observed, for a put that fails before it awaits it: its rejection is then not unhandled. */
+export function observeAdmission(options: PutOptions): void {
+  options.admitted?.catch(() => undefined);
 }

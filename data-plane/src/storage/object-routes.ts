@@ -6,8 +6,8 @@
  *
  * Metadata and bytes move together. An upload first tries its row in a
  * transaction it rolls back (so RLS, the bucket's rules and a taken path decide
- * before a byte is stored), then streams the bytes to the store holding no
- * connection, as Supabase does; as the store publishes them it claims the row
+ * before a byte is stored; the store makes ready meanwhile), then streams the
+ * bytes to the store holding no connection, as Supabase does; as the store publishes them it claims the row
  * for real (its lock makes writers of one path publish in turn), and then
  * records their size and etag and commits. A failure anywhere rolls the row
  * back and the store keeps nothing of a failed upload. A delete removes rows and bytes in one transaction;
@@ -109,11 +109,13 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
         let stored = false;
         try {
           // The bucket's rules, the caller's policies and a taken path answer before a byte is stored: the row is
-          // claimed and rolled back in one round trip. Then the bytes stream with no connection held.
-          const rules = await storage.db.probe(projectId, caller, [claim], { name: bucketName, admit: admitType });
+          // claimed and rolled back in one round trip, while the store makes ready. Then the bytes stream with no
+          // connection held.
+          const admitted = storage.db.probe(projectId, caller, [claim], { name: bucketName, admit: admitType })
+            .then((rules) => ({ maxBytes: rules.fileSizeLimit ?? undefined }));
           const put = await storage.store.put(key, file.file, {
             contentType,
-            maxBytes: rules.fileSizeLimit ?? undefined,
+            admitted,
             // Claimed for real as the bytes are published: its lock makes writers of one path publish in turn, and a
             // path taken meanwhile (409), a policy or the bucket's rules changed meanwhile refuse the bytes before they show.
             publish: async ({ size }) => {
