@@ -7,9 +7,9 @@
  * Metadata and bytes move together. An upload first tries its row in a
  * transaction it rolls back (so RLS, the bucket's rules and a taken path decide
  * before a byte is stored; the store makes ready meanwhile), then streams the
- * bytes to the store holding no connection, as Supabase does; as the store publishes them it claims the row
- * for real (its lock makes writers of one path publish in turn), and then
- * records their size and etag and commits. A failure anywhere rolls the row
+ * bytes to the store holding no connection, as Supabase does; as the store
+ * publishes them it claims the row for real (its lock makes writers of one
+ * path publish in turn), and then records their size and etag and commits. A failure anywhere rolls the row
  * back and the store keeps nothing of a failed upload. A delete removes rows and bytes in one transaction;
  * an object the store refuses to delete keeps its row and is not in the answer.
  */
