@@ -13,7 +13,7 @@ import { ListMultipartUploadsCommand, ListPartsCommand, S3Client } from '@aws-sd
 import { describe, expect, inject, it } from 'vitest';
 import { ApiError } from '@baseplane/contracts';
 import { openS3ObjectStore, type ObjectStore } from '@baseplane/contracts/object-store';
-import { resolveS3ServerBin, s3BucketsDir, startS3Server } from '../../deploy/local/src/s3-server';
+import { resolveS3ServerBin, s3BucketsDir, startS3Server, type S3Coordinates } from '../../deploy/local/src/s3-server';
 import { createStackLog } from '../../deploy/local/src/stack-log';
 import { processWithArgument } from '../../deploy/test/processes';
 import { bytesOf, generated, MiB, rejection, trickled } from './object-bodies';
@@ -32,6 +32,12 @@ describe('S3 object store opening', () => {
     expect((dead as Error).message).toMatch(/cannot use bucket "baseplane-test": .*ECONNREFUSED/);
   });
 });
+
+/** A client straight to `server`, past any relay the store goes through, and how many multipart uploads `bucket` has there. */
+function directTo(server: S3Coordinates, bucket: string): { client: S3Client; multipartUploads: () => Promise<number> } {
+  const client = new S3Client({ endpoint: server.endpoint, region: server.region, forcePathStyle: true, credentials: server });
+  return { client, multipartUploads: async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads?.length ?? 0 };
+}
 
 /** An S3 server of the test's own, which it may stop or pause, in a temp directory that `stop` removes with it. */
 async function ownS3Server(name: string) {
@@ -118,14 +124,13 @@ describe('S3 object store when its server hangs', () => {
 
 describe('S3 object store when its server stops taking an upload', () => {
   const s3 = () => inject('s3');
-  const direct = () => new S3Client({ endpoint: s3().endpoint, region: s3().region, forcePathStyle: true, credentials: s3() });
 
   it('gives the upload up after the stall timeout with ApiError 503 storage_unavailable, leaving no object and no multipart upload', async () => {
     // The first part (5 MiB) gets 1 MiB through, then the server takes nothing more.
     const relay = await shapingRelayTo(s3().endpoint, { stallAfterBytes: 1 * MiB });
     const bucket = `stall-${randomUUID().slice(0, 8)}`;
     const store = await openS3ObjectStore({ ...s3(), endpoint: relay.endpoint, forcePathStyle: true, bucket, uploadStallTimeoutMs: 1_000 });
-    const client = direct();
+    const { client, multipartUploads } = directTo(s3(), bucket);
     try {
       const source = generated(12 * MiB);
       const started = Date.now();
@@ -140,7 +145,6 @@ describe('S3 object store when its server stops taking an upload', () => {
       expect(Date.now() - started).toBeLessThan(8_000);
       expect(relay.stalled()).toBe(1);
       // The multipart upload is aborted (after a stall, without holding up the answer).
-      const multipartUploads = async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads?.length ?? 0;
       const deadline = Date.now() + 5_000;
       while ((await multipartUploads()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
       expect(await multipartUploads()).toBe(0);
@@ -181,8 +185,7 @@ describe('S3 object store when its server stalls as a whole mid-upload', () => {
     const pid = processWithArgument(s3BucketsDir(dataDir));
     const bucket = 'paused';
     const store = await openS3ObjectStore({ ...server, forcePathStyle: true, bucket, uploadStallTimeoutMs: 1_000, answerTimeoutMs: 1_000 });
-    const client = new S3Client({ endpoint: server.endpoint, region: server.region, forcePathStyle: true, credentials: server });
-    const multipartUploads = async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads?.length ?? 0;
+    const { client, multipartUploads } = directTo(server, bucket);
     let paused = false;
     try {
       const outcome = rejection(store.put('p/b/paused.bin', trickled(16 * MiB), { contentType: 'application/octet-stream' }));
@@ -217,8 +220,7 @@ describe('S3 object store cut off from its server mid-upload', () => {
     const relay = await shapingRelayTo(inject('s3').endpoint, {});
     const bucket = `cut-${randomUUID().slice(0, 8)}`;
     const store = await openS3ObjectStore({ ...inject('s3'), endpoint: relay.endpoint, forcePathStyle: true, bucket, uploadStallTimeoutMs: 1_000, answerTimeoutMs: 1_000 });
-    const client = new S3Client({ endpoint: inject('s3').endpoint, region: inject('s3').region, forcePathStyle: true, credentials: inject('s3') });
-    const multipartUploads = async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads?.length ?? 0;
+    const { client, multipartUploads } = directTo(inject('s3'), bucket);
     try {
       const outcome = rejection(store.put('p/b/cut.bin', trickled(16 * MiB), { contentType: 'application/octet-stream' }));
       while ((await multipartUploads()) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -249,8 +251,7 @@ describe('S3 object store when a part lands after its upload was aborted', () =>
     const relay = await partHoldingRelayTo(inject('s3').endpoint);
     const bucket = `late-${randomUUID().slice(0, 8)}`;
     const store = await openS3ObjectStore({ ...inject('s3'), endpoint: relay.endpoint, forcePathStyle: true, bucket, uploadStallTimeoutMs: 1_000, answerTimeoutMs: 1_000 });
-    const client = new S3Client({ endpoint: inject('s3').endpoint, region: inject('s3').region, forcePathStyle: true, credentials: inject('s3') });
-    const multipartUploads = async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads?.length ?? 0;
+    const { client, multipartUploads } = directTo(inject('s3'), bucket);
     try {
       // One part's worth and a byte: the first part goes out, and the relay holds it part-way.
       const source = new Readable({ read() {} });
