@@ -130,6 +130,24 @@ export function dataApiVariables(env: Env): { poolSize: number; pipelines: numbe
   };
 }
 
+const WEEK_MINUTES = 7 * 24 * 60;
+
+/**
+ * The storage sweep's schedule (workers): STORAGE_SWEEP_INTERVAL_MINUTES
+ * (default 60; 0 removes the schedule, up to a week) and
+ * STORAGE_SWEEP_GRACE_MINUTES (default 60, up to a week): bytes without a row
+ * younger than that are left alone.
+ */
+export function storageSweepVariables(env: Env): { intervalMinutes: number; graceMinutes: number } {
+  const minutes = (name: string, fallback: number): number => {
+    const raw = text(env, name);
+    if (raw === undefined) return fallback;
+    if (!/^\d{1,5}$/.test(raw) || Number(raw) > WEEK_MINUTES) throw new ConfigError(name, `must be a whole number of minutes from 0 to ${WEEK_MINUTES}, got "${raw}"`);
+    return Number(raw);
+  };
+  return { intervalMinutes: minutes('STORAGE_SWEEP_INTERVAL_MINUTES', 60), graceMinutes: minutes('STORAGE_SWEEP_GRACE_MINUTES', 60) };
+}
+
 function positiveInteger(env: Env, name: string, fallback: number): number {
   const raw = text(env, name);
   if (raw === undefined) return fallback;
@@ -152,6 +170,7 @@ export function loadConfig(env: Env): Config {
   // supervisor included: a bad one stops `npm start` before anything starts.
   sqlConsoleVariables(env);
   dataApiVariables(env);
+  storageSweepVariables(env);
   const publicUrl = url(env, 'PUBLIC_URL', ['http', 'https']) ?? `http://localhost:${port}`;
   const authUrl = url(env, 'AUTH_URL', ['http', 'https']) ?? `${publicUrl}/auth`;
 

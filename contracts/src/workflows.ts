@@ -39,3 +39,35 @@ export const tenantApplyRole = (projectId: string) => `${tenantDatabaseName(proj
  * other project's database, connections or settings.
  */
 export const tenantAuthenticatorRole = (projectId: string) => `${tenantDatabaseName(projectId)}_authenticator`;
+
+/**
+ * The storage sweep: removes bytes the object store holds without a row in
+ * their project's `storage.objects` (what a crash between an upload's rename
+ * and its COMMIT leaves, say). A Temporal schedule of this id starts it every
+ * STORAGE_SWEEP_INTERVAL_MINUTES on the project task queue.
+ */
+export const STORAGE_SWEEP_WORKFLOW_TYPE = 'storageSweepWorkflow';
+export const STORAGE_SWEEP_SCHEDULE_ID = 'storage-sweep';
+
+export interface StorageSweepInput {
+  /** Only these projects (any state; one not active is skipped); every active project when absent. */
+  projectIds?: string[];
+  /** Bytes stored less than this long ago are left alone, row or not. Default: STORAGE_SWEEP_GRACE_MINUTES as the schedule passes it, else 60 minutes. */
+  graceSeconds?: number;
+  /** Carried across continue-as-new: the last project swept and the counts so far. */
+  after?: string;
+  totals?: StorageSweepResult;
+}
+
+/** What a sweep did. */
+export interface StorageSweepResult {
+  /** Projects swept. */
+  projects: number;
+  /** Objects looked up (those past the grace period). */
+  checked: number;
+  /** Objects removed for having no row. */
+  removed: number;
+  /** Projects whose sweep failed (left to the next sweep), and the first hundred of them. */
+  failures: number;
+  failed: string[];
+}

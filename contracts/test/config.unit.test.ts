@@ -1,6 +1,6 @@
 /** The configuration schema: defaults, and one clear line naming a bad variable. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, loadServiceConfig } from '../src/config';
+import { ConfigError, loadConfig, loadServiceConfig, storageSweepVariables } from '../src/config';
 
 function failure(env: Record<string, string>): ConfigError {
   try {
@@ -59,6 +59,17 @@ describe('loadConfig', () => {
     expect(loadConfig({ S3_UPLOAD_STALL_TIMEOUT_SECONDS: '8' }).s3.uploadStallTimeoutSeconds).toBe(8);
     expect(failure({ S3_UPLOAD_STALL_TIMEOUT_SECONDS: '0' }).variable).toBe('S3_UPLOAD_STALL_TIMEOUT_SECONDS');
     expect(failure({ S3_UPLOAD_STALL_TIMEOUT_SECONDS: '2.5' }).variable).toBe('S3_UPLOAD_STALL_TIMEOUT_SECONDS');
+  });
+
+  it('reads the storage sweep\'s interval and grace in whole minutes, 60 each by default, 0 turning the schedule off', () => {
+    expect(storageSweepVariables({})).toEqual({ intervalMinutes: 60, graceMinutes: 60 });
+    expect(storageSweepVariables({ STORAGE_SWEEP_INTERVAL_MINUTES: '0', STORAGE_SWEEP_GRACE_MINUTES: '10080' })).toEqual({ intervalMinutes: 0, graceMinutes: 10080 });
+    for (const [name, value] of [['STORAGE_SWEEP_INTERVAL_MINUTES', '10081'], ['STORAGE_SWEEP_INTERVAL_MINUTES', '1.5'], ['STORAGE_SWEEP_GRACE_MINUTES', '-1'], ['STORAGE_SWEEP_GRACE_MINUTES', 'hour']]) {
+      // Checked by every process that loads the configuration, so a bad one stops `npm start` before anything starts.
+      const error = failure({ [name!]: value! });
+      expect(error.variable).toBe(name);
+      expect(error.message).toContain(`"${value}"`);
+    }
   });
 
   it('never prints a password from a URL', () => {

@@ -225,6 +225,7 @@ describe('npm start', () => {
       ['SQL_STATEMENT_TIMEOUT_MS', '0'],
       ['DATA_API_POOL_SIZE', '0'],
       ['DATA_API_PIPELINES', 'two'],
+      ['STORAGE_SWEEP_INTERVAL_MINUTES', 'hourly'],
     ];
     for (const [name, value] of bad) {
       const run = runStart({ PORT: String(await findFreePort()), DATA_DIR: dataDir, [name]: value });

@@ -81,7 +81,7 @@ export interface Outcome extends EventRef {
 }
 
 /** Keeps Temporal informed while a statement runs, so a dead worker is noticed within the heartbeat timeout. */
-async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
+export async function withHeartbeat<T>(work: () => Promise<T>): Promise<T> {
   heartbeat();
   const timer = setInterval(() => heartbeat(), 1000);
   try {

@@ -8,12 +8,17 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client, Connection, ScheduleAlreadyRunning, ScheduleNotFoundError } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
 import pg from 'pg';
 import pino from 'pino';
-import { ConfigError, PROJECT_TASK_QUEUE, idleConnectionError, applyPasswordPurpose, deriveSecret, loadServiceConfig, tenantApplyRole, tenantDatabaseName, tenantOwnerUrl } from '@baseplane/contracts';
+import {
+  ConfigError, PROJECT_TASK_QUEUE, STORAGE_SWEEP_SCHEDULE_ID, STORAGE_SWEEP_WORKFLOW_TYPE, applyPasswordPurpose, deriveSecret, idleConnectionError,
+  loadServiceConfig, storageSweepVariables, tenantApplyRole, tenantDatabaseName, tenantOwnerUrl, type StorageSweepInput,
+} from '@baseplane/contracts';
 import { createObjectStore } from '@baseplane/contracts/object-store';
 import { createActivities } from './activities';
+import { createStorageSweepActivities } from './storage-sweep';
 import { PlatformStore } from './platform-store';
 import { TenantPools } from './tenant-pools';
 import { ensureDataApiLogins } from './data-api-logins';
@@ -44,8 +49,34 @@ async function workflowBundle(dataDir: string, log: pino.Logger): Promise<{ code
   }
 }
 
+/**
+ * Makes the storage sweep's schedule say what the configuration does: every
+ * `intervalMinutes` (0: no schedule), with the configured grace; created,
+ * updated or deleted. Several workers starting at once come to the same.
+ */
+async function scheduleStorageSweep(client: Client, { intervalMinutes, graceMinutes }: { intervalMinutes: number; graceMinutes: number }, log: pino.Logger): Promise<void> {
+  const handle = client.schedule.getHandle(STORAGE_SWEEP_SCHEDULE_ID);
+  if (intervalMinutes === 0) {
+    await handle.delete().catch((error: unknown) => { if (!(error instanceof ScheduleNotFoundError)) throw error; });
+    return;
+  }
+  const input: StorageSweepInput = { graceSeconds: graceMinutes * 60 };
+  const action = { type: 'startWorkflow' as const, workflowType: STORAGE_SWEEP_WORKFLOW_TYPE, workflowId: STORAGE_SWEEP_SCHEDULE_ID, taskQueue: PROJECT_TASK_QUEUE, args: [input] };
+  const spec = { intervals: [{ every: `${intervalMinutes}m` as const }] };
+  // One sweep at a time; one missed while Temporal was away runs when it is back, not every one missed.
+  const policies = { overlap: 'SKIP' as const, catchupWindow: `${intervalMinutes}m` as const };
+  try {
+    await client.schedule.create({ scheduleId: STORAGE_SWEEP_SCHEDULE_ID, spec, action, policies });
+  } catch (error) {
+    if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+    await handle.update((previous) => ({ ...previous, spec, action, policies }));
+  }
+  log.info({ intervalMinutes, graceMinutes }, 'storage sweep scheduled');
+}
+
 async function main(): Promise<void> {
   const config = loadServiceConfig(process.env, 'WORKER_PORT');
+  const sweep = storageSweepVariables(process.env);
   const log = pino({ level: config.logLevel, base: { part: 'worker' } });
   // The SDK logs every state change at INFO; only its warnings belong in our log.
   const sdkLevel: LogLevel = config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN';
@@ -71,15 +102,17 @@ async function main(): Promise<void> {
     namespace: config.temporalNamespace,
     taskQueue: PROJECT_TASK_QUEUE,
     workflowBundle: await workflowBundle(path.resolve(config.dataDir), log),
-    activities: createActivities({
-      platform,
-      tenantAdmin,
-      tenants,
-      appliers,
-      platformSecret: config.platformSecret,
-      objects,
-    }),
+    activities: {
+      ...createActivities({ platform, tenantAdmin, tenants, appliers, platformSecret: config.platformSecret, objects }),
+      ...createStorageSweepActivities({ platformDb, tenantDatabaseUrl: config.tenantDatabaseUrl, objects, log }),
+    },
   });
+  const clientConnection = await Connection.connect({ address: config.temporalAddress });
+  try {
+    await scheduleStorageSweep(new Client({ connection: clientConnection, namespace: config.temporalNamespace }), sweep, log);
+  } finally {
+    await clientConnection.close();
+  }
 
   const health = createServer((request, response) => {
     const ok = request.url === '/healthz' && worker.getState() === 'RUNNING';

@@ -7,6 +7,13 @@
 import pg from 'pg';
 import { inTransaction, tenantDatabaseName } from '@baseplane/contracts';
 
+/** The cluster URL's user (the superuser) on a project's database. */
+export function tenantAdminUrl(adminUrl: string, projectId: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${tenantDatabaseName(projectId)}`;
+  return url.toString();
+}
+
 export class TenantPools {
   private readonly pools = new Map<string, pg.Pool>();
 
@@ -15,11 +22,7 @@ export class TenantPools {
 
   /** Pools logging in as the cluster URL's user (the superuser) to each project's database. */
   static asAdmin(adminUrl: string): TenantPools {
-    return new TenantPools((projectId) => {
-      const url = new URL(adminUrl);
-      url.pathname = `/${tenantDatabaseName(projectId)}`;
-      return url.toString();
-    });
+    return new TenantPools((projectId) => tenantAdminUrl(adminUrl, projectId));
   }
 
   forProject(projectId: string): pg.Pool {

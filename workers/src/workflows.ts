@@ -6,8 +6,9 @@
  * the project is deleted. Deterministic: activity types only, no I/O.
  */
 import { ActivityFailure, ApplicationFailure, condition, continueAsNew, defineSignal, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { ApplySignal, ProjectWorkflowInput } from '@baseplane/contracts';
+import type { ApplySignal, ProjectWorkflowInput, StorageSweepInput, StorageSweepResult } from '@baseplane/contracts';
 import type { Activities, DatabaseErrorInfo, EventRef, PendingEvent } from './activities';
+import type { StorageSweepActivities } from './storage-sweep';
 
 const applySignal = defineSignal<[ApplySignal]>('apply');
 
@@ -141,6 +142,61 @@ export async function projectWorkflow(input: ProjectWorkflowInput): Promise<void
     applied = upToVersion;
     if (target === applied && workflowInfo().continueAsNewSuggested) {
       await continueAsNew<typeof projectWorkflow>({ projectId: input.projectId, appliedVersion: applied });
+    }
+  }
+}
+
+/** Listing the projects to sweep: one quick query. */
+const sweepLister = proxyActivities<StorageSweepActivities>({
+  startToCloseTimeout: '1m',
+  retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 },
+});
+
+/** One project's sweep: as long as its buckets take, heartbeating; a project that keeps failing is left to the next sweep. */
+const sweeper = proxyActivities<StorageSweepActivities>({
+  startToCloseTimeout: '6h',
+  heartbeatTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 3 },
+});
+
+const SWEEP_PAGE = 100;
+const MAX_FAILED_NAMED = 100;
+const DEFAULT_GRACE_SECONDS = 3600;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The storage sweep (`storage-sweep.ts`): every active project, or the ones
+ * named, one after the other, a page of projects at a time. A project whose
+ * sweep fails its attempts is counted in `failures` (and named in `failed`,
+ * the first hundred) and the sweep goes on.
+ */
+export async function storageSweepWorkflow(input: StorageSweepInput = {}): Promise<StorageSweepResult> {
+  const graceSeconds = input.graceSeconds ?? DEFAULT_GRACE_SECONDS;
+  if (!Number.isInteger(graceSeconds) || graceSeconds < 0) {
+    throw ApplicationFailure.nonRetryable(`graceSeconds must be a whole number of seconds, got ${String(input.graceSeconds)}`);
+  }
+  const named = input.projectIds?.find((id) => !UUID.test(id));
+  if (named !== undefined) throw ApplicationFailure.nonRetryable(`projectIds must be project ids, got "${named}"`);
+  const totals: StorageSweepResult = input.totals ?? { projects: 0, checked: 0, removed: 0, failures: 0, failed: [] };
+  let after = input.after;
+  for (;;) {
+    const projectIds = input.projectIds ?? (await sweepLister.listProjectsToSweep({ ...(after === undefined ? {} : { after }), limit: SWEEP_PAGE }));
+    for (const projectId of projectIds) {
+      try {
+        const swept = await sweeper.sweepProjectStorage({ projectId, graceSeconds });
+        totals.projects += 1;
+        totals.checked += swept.checked;
+        totals.removed += swept.removed;
+      } catch (error) {
+        if (!(error instanceof ActivityFailure)) throw error;
+        totals.failures += 1;
+        if (totals.failed.length < MAX_FAILED_NAMED) totals.failed.push(projectId);
+      }
+    }
+    if (input.projectIds !== undefined || projectIds.length < SWEEP_PAGE) return totals;
+    after = projectIds[projectIds.length - 1];
+    if (workflowInfo().continueAsNewSuggested) {
+      await continueAsNew<typeof storageSweepWorkflow>({ graceSeconds, after, totals });
     }
   }
 }

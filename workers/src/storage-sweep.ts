@@ -1,0 +1,150 @@
+/**
+ * The storage sweep's activities: finding bytes the object store holds
+ * without a row in their project's `storage.objects`, and removing them.
+ *
+ * An upload publishes its bytes (the fs store's rename, S3's Complete) while
+ * its transaction holds the claimed row, and commits just after; a crash in
+ * between, a COMMIT that fails, or an S3 Complete that lands after the upload
+ * gave up leave bytes no row names. They are never served or listed (every
+ * read goes through the row), but they take room, and nothing else removes
+ * them.
+ *
+ * The sweep lists a bucket's objects page by page and asks the tenant database
+ * which of them have no row. A page's candidates are removed only under a
+ * lock that orders the sweep with uploads: `FOR UPDATE` on the bucket's row,
+ * which conflicts with the `FOR KEY SHARE` every claim takes on it (the
+ * foreign key of `storage.objects`). Taking it waits for the claims in flight
+ * in that bucket to commit or roll back, and holds new ones back, so the rows
+ * read again under it are the truth: bytes whose upload is between its rename
+ * and its COMMIT have a row by then, and no claim can publish at a path while
+ * its bytes are being removed. Objects stored less than the grace period ago
+ * are not even looked at: whatever is still settling is left to the next
+ * sweep.
+ *
+ * Nothing of the app's runs here: the statements only read rows and lock the
+ * bucket's (no trigger fires, a superuser session passes no policy).
+ */
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { bucketPrefix, type ObjectStore } from '@baseplane/contracts/object-store';
+import { tenantAdminUrl } from './tenant-pools';
+import { withHeartbeat } from './activities';
+
+export interface StorageSweepDependencies {
+  platformDb: pg.Pool;
+  /** The tenant cluster as its superuser: each project's sweep logs in to the project's database once, and out when done. */
+  tenantDatabaseUrl: string;
+  objects: ObjectStore;
+  log: Logger;
+}
+
+/** What one project's sweep did. */
+export interface ProjectSweep {
+  checked: number;
+  removed: number;
+}
+
+/** Objects per page of the store's listing, and so per row lookup. */
+const PAGE = 1000;
+/** Objects removed under one hold of the bucket's lock: uploads into the bucket wait while it is held. */
+const REMOVE_BATCH = 100;
+/** How long the sweep waits for the bucket's lock before leaving a batch to the next sweep (a transaction holding it that long is not an upload's). */
+const LOCK_TIMEOUT = '10s';
+
+/** Of `paths` in `bucket`, those no row names (the query of both looks). */
+async function rowless(client: pg.Client, bucket: string, paths: string[]): Promise<string[]> {
+  const { rows } = await client.query<{ path: string }>(
+    `select p.path from unnest($2::text[]) as p(path)
+     where not exists (select 1 from storage.objects o where o.bucket = $1 and o.path = p.path)`,
+    [bucket, paths],
+  );
+  return rows.map((row) => row.path);
+}
+
+/** PostgreSQL's SQLSTATE of a failed query, if that is what failed. */
+const sqlState = (error: unknown) => (error as { code?: unknown }).code;
+
+export function createStorageSweepActivities({ platformDb, tenantDatabaseUrl, objects, log }: StorageSweepDependencies) {
+  /** Removes, under the bucket's lock, those of `paths` that still have no row; answers how many went. */
+  async function removeRowless(client: pg.Client, projectId: string, bucket: string, prefix: string, paths: string[]): Promise<number> {
+    // The transaction only holds the lock: it writes nothing, and ends in a rollback.
+    await client.query('begin');
+    try {
+      await client.query(`set local lock_timeout = '${LOCK_TIMEOUT}'`);
+      const locked = await client.query('select 1 from storage.buckets where name = $1 for update', [bucket]);
+      // Deleted meanwhile: emptying its prefix is the project workflow's part.
+      if (locked.rowCount === 0) return 0;
+      const still = await rowless(client, bucket, paths);
+      if (still.length === 0) return 0;
+      const removed = await objects.deleteMany(still.map((path) => prefix + path));
+      log.warn({ projectId, bucket, removed: removed.map((key) => key.slice(prefix.length)) }, 'storage sweep removed bytes without a row');
+      return removed.length;
+    } catch (error) {
+      // 55P03: the lock was not granted in time; the next sweep tries again.
+      if (sqlState(error) !== '55P03') throw error;
+      log.warn({ projectId, bucket }, 'storage sweep left a batch: the bucket stayed locked');
+      return 0;
+    } finally {
+      await client.query('rollback').catch(() => undefined);
+    }
+  }
+
+  /** Looks at the bucket's objects stored more than `graceSeconds` ago, a page at a time, and removes those without a row. */
+  async function sweepBucket(client: pg.Client, projectId: string, bucket: string, graceSeconds: number, sweep: ProjectSweep): Promise<void> {
+    const prefix = bucketPrefix(projectId, bucket);
+    let cursor: string | undefined;
+    do {
+      const page = await objects.list({ prefix, limit: PAGE, ...(cursor === undefined ? {} : { cursor }) });
+      cursor = page.nextCursor;
+      const settled = Date.now() - graceSeconds * 1000;
+      const paths = page.objects.filter((object) => object.updatedAt.getTime() <= settled).map((object) => object.key.slice(prefix.length));
+      sweep.checked += paths.length;
+      if (paths.length === 0) continue;
+      const candidates = await rowless(client, bucket, paths);
+      for (let i = 0; i < candidates.length; i += REMOVE_BATCH) {
+        sweep.removed += await removeRowless(client, projectId, bucket, prefix, candidates.slice(i, i + REMOVE_BATCH));
+      }
+    } while (cursor !== undefined);
+  }
+
+  return {
+    /** Up to `limit` active projects whose id sorts after `after`, in id order. */
+    async listProjectsToSweep({ after, limit }: { after?: string; limit: number }): Promise<string[]> {
+      const { rows } = await platformDb.query<{ id: string }>(
+        `select id from projects where status = 'active' and ($1::uuid is null or id > $1::uuid) order by id limit $2`,
+        [after ?? null, limit],
+      );
+      return rows.map((row) => row.id);
+    },
+
+    /** Sweeps every bucket of one project; a project that is not active (any more) is skipped. */
+    async sweepProjectStorage({ projectId, graceSeconds }: { projectId: string; graceSeconds: number }): Promise<ProjectSweep> {
+      const active = await platformDb.query(`select 1 from projects where id = $1 and status = 'active'`, [projectId]);
+      if (active.rowCount === 0) return { checked: 0, removed: 0 };
+      // One connection for the whole sweep, closed after it: a pool kept per project would hold as many idle
+      // connections as projects swept in its idle time, from a cluster whose connections every project shares.
+      const client = new pg.Client({ connectionString: tenantAdminUrl(tenantDatabaseUrl, projectId), application_name: 'baseplane-storage-sweep' });
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+      } catch (error) {
+        // 3D000: the database went with the project, deleted since the check above.
+        if (sqlState(error) === '3D000') return { checked: 0, removed: 0 };
+        throw error;
+      }
+      try {
+        const sweep: ProjectSweep = { checked: 0, removed: 0 };
+        await withHeartbeat(async () => {
+          const buckets = await client.query<{ name: string }>('select name from storage.buckets order by name');
+          for (const { name } of buckets.rows) await sweepBucket(client, projectId, name, graceSeconds, sweep);
+        });
+        return sweep;
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    },
+  };
+}
+
+export type StorageSweepActivities = ReturnType<typeof createStorageSweepActivities>;
+

@@ -1,0 +1,140 @@
+/**
+ * The storage sweep (workers/src/storage-sweep.ts) against the running stack,
+ * on the store the services use (fs in the main pass, S3 in the second): bytes
+ * without a row go, objects with one stay, other projects and fresh bytes are
+ * not touched, an upload between its rename and its COMMIT keeps its bytes,
+ * and the workers keep a Temporal schedule that starts it.
+ */
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import pg from 'pg';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { PROJECT_TASK_QUEUE, STORAGE_SWEEP_SCHEDULE_ID, STORAGE_SWEEP_WORKFLOW_TYPE, type StorageSweepInput, type StorageSweepResult } from '@baseplane/contracts';
+import { objectKey, type ObjectStore } from '@baseplane/contracts/object-store';
+import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
+import { putObject, servicesStore } from '../../control-plane/test/storage-fixtures';
+import { tenantAdminUrl } from '../src/tenant-pools';
+
+let operator: Operator;
+let project: ProjectAnswer;
+let other: ProjectAnswer;
+let tenant: TenantDatabase;
+let otherTenant: TenantDatabase;
+let store: ObjectStore;
+let connection: Connection;
+let temporal: Client;
+
+const key = (path: string, projectId = project.id) => objectKey(projectId, 'files', path);
+/** Bytes in the store and no row: what a crash between an upload's rename and its COMMIT leaves. */
+const strand = (path: string, projectId = project.id) => store.put(key(path, projectId), Readable.from([Buffer.from(`stranded ${path}`)]), { contentType: 'text/plain' });
+const stored = async (path: string, projectId = project.id) => (await store.head(key(path, projectId))) !== undefined;
+const sweep = (input: StorageSweepInput) =>
+  temporal.workflow.execute(STORAGE_SWEEP_WORKFLOW_TYPE, { taskQueue: PROJECT_TASK_QUEUE, workflowId: `storage-sweep-test-${randomUUID()}`, args: [input] }) as Promise<StorageSweepResult>;
+
+async function upload(path: string, text: string): Promise<void> {
+  const form = new FormData();
+  form.append('file', new Blob([text], { type: 'text/plain' }), path.split('/').pop());
+  const response = await fetch(new URL(`/api/projects/${project.id}/storage/buckets/files/objects?path=${encodeURIComponent(path)}`, inject('baseUrl')), {
+    method: 'POST', headers: bearer(operator.token), body: form,
+  });
+  expect(response.status, await response.text()).toBe(201);
+}
+
+async function download(path: string): Promise<string> {
+  const answer = await call('GET', `/api/projects/${project.id}/storage/buckets/files/objects/download?path=${encodeURIComponent(path)}`, { headers: bearer(operator.token) });
+  expect(answer.status, answer.text).toBe(200);
+  return answer.text;
+}
+
+beforeAll(async () => {
+  operator = await signUpOperator('Sweep');
+  [project, other] = await Promise.all([createProject(operator, 'swept'), createProject(operator, 'not swept')]);
+  [tenant, otherTenant] = await Promise.all([connectTenant(project.id), connectTenant(other.id)]);
+  store = await servicesStore();
+  for (const id of [project.id, other.id]) {
+    const created = await call('POST', `/api/projects/${id}/storage/buckets`, { headers: bearer(operator.token), body: { name: 'files' } });
+    expect(created.status, created.text).toBe(201);
+  }
+  connection = await Connection.connect({ address: inject('temporalAddress') });
+  temporal = new Client({ connection });
+});
+afterAll(async () => {
+  await Promise.all([tenant?.end(), otherTenant?.end(), store?.close(), connection?.close()]);
+});
+
+it('removes the bytes no row names, and nothing else', async () => {
+  await upload('kept/uploaded.txt', 'uploaded through the API');
+  await putObject(store, tenant, project.id, 'files', 'kept/put.txt', 'a row and bytes');
+  await Promise.all([strand('stray.txt'), strand('deep/down/stray.txt'), strand('stray.txt', other.id)]);
+
+  // Fresh bytes are left to a later sweep: within the grace period nothing is even looked at.
+  const early = await sweep({ projectIds: [project.id], graceSeconds: 3600 });
+  expect(early).toEqual({ projects: 1, checked: 0, removed: 0, failures: 0, failed: [] });
+  expect(await stored('stray.txt')).toBe(true);
+
+  const swept = await sweep({ projectIds: [project.id], graceSeconds: 0 });
+  expect(swept).toEqual({ projects: 1, checked: 4, removed: 2, failures: 0, failed: [] });
+  expect(await stored('stray.txt')).toBe(false);
+  expect(await stored('deep/down/stray.txt')).toBe(false);
+  // Objects with a row are served as before; another project's stray bytes were not this sweep's.
+  expect(await download('kept/uploaded.txt')).toBe('uploaded through the API');
+  expect(await download('kept/put.txt')).toBe('a row and bytes');
+  expect(await stored('stray.txt', other.id)).toBe(true);
+  const rows = await tenant.client.query(`select path from storage.objects where bucket = 'files' order by path`);
+  expect(rows.rows.map((row) => row.path)).toEqual(['kept/put.txt', 'kept/uploaded.txt']);
+
+  // Swept again, nothing is left to remove.
+  expect(await sweep({ projectIds: [project.id], graceSeconds: 0 })).toMatchObject({ checked: 2, removed: 0 });
+});
+
+it('keeps the bytes of an upload whose row is claimed but not yet committed', async () => {
+  // An upload between its rename and its COMMIT: bytes in place, the row inserted in a transaction still open.
+  await strand('in-flight.txt');
+  const claim = new pg.Client({ connectionString: tenantAdminUrl(inject('tenantDatabaseUrl'), project.id) });
+  await claim.connect();
+  try {
+    await claim.query('begin');
+    await claim.query(`insert into storage.objects (bucket, path, size, content_type) values ('files', 'in-flight.txt', 20, 'text/plain')`);
+    const running = sweep({ projectIds: [project.id], graceSeconds: 0 });
+    running.catch(() => undefined);
+    // The sweep saw no committed row and waits for the bucket's lock, which the claim's foreign key check holds.
+    await expect.poll(async () => (await tenant.client.query(
+      `select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%storage.buckets%for update%'`,
+    )).rowCount, { timeout: 30_000 }).toBe(1);
+    await claim.query('commit');
+    expect(await running).toMatchObject({ removed: 0 });
+  } finally {
+    await claim.end();
+  }
+  expect(await download('in-flight.txt')).toBe('stranded in-flight.txt');
+});
+
+it('refuses a grace period or project ids that are not ones', async () => {
+  for (const input of [{ graceSeconds: -1 }, { graceSeconds: 1.5 }, { projectIds: ['not-a-project'] }]) {
+    const failed = await sweep(input as StorageSweepInput).then(() => undefined, (error: unknown) => error);
+    expect(failed).toBeInstanceOf(WorkflowFailedError);
+    expect(String((failed as WorkflowFailedError).cause?.message)).toMatch(/graceSeconds must be|projectIds must be/);
+  }
+});
+
+it('is started by a schedule the workers keep, with the configured interval and grace', { timeout: 120_000 }, async () => {
+  const schedule = temporal.schedule.getHandle(STORAGE_SWEEP_SCHEDULE_ID);
+  const described = await schedule.describe();
+  expect(described.spec.intervals).toEqual([{ every: 3_600_000 }]);
+  expect(described.action).toMatchObject({ type: 'startWorkflow', workflowType: STORAGE_SWEEP_WORKFLOW_TYPE, taskQueue: PROJECT_TASK_QUEUE, args: [{ graceSeconds: 3600 }] });
+  expect(described.policies.overlap).toBe('SKIP');
+
+  await strand('fresh.txt');
+  const before = described.info.recentActions.length;
+  await schedule.trigger();
+  const started = await expect.poll(async () => (await schedule.describe()).info.recentActions.length, { timeout: 30_000 }).toBeGreaterThan(before)
+    .then(async () => (await schedule.describe()).info.recentActions.at(-1)!.action.workflow);
+  const result = await temporal.workflow.getHandle(started.workflowId, started.firstExecutionRunId).result() as StorageSweepResult;
+  // Every active project of the stack was swept (these two at least); bytes stored a moment ago are within the hour's grace.
+  expect(result.projects).toBeGreaterThanOrEqual(2);
+  expect(result.failures).toBe(0);
+  expect(await stored('fresh.txt')).toBe(true);
+  expect(await stored('stray.txt', other.id)).toBe(true);
+});
