@@ -54,6 +54,13 @@ export interface StorageSweepInput {
   projectIds?: string[];
   /** Bytes stored less than this long ago are left alone, row or not. Default: STORAGE_SWEEP_GRACE_MINUTES as the schedule passes it, else 60 minutes. */
   graceSeconds?: number;
+  /**
+   * A sweep of every project (no `projectIds`) first removes what uploads
+   * that never finished left in the store (temp files on fs, incomplete
+   * multipart uploads on S3) untouched this long. Default 3600: a live
+   * upload moves far more often (S3_UPLOAD_STALL_TIMEOUT_SECONDS).
+   */
+  unfinishedSeconds?: number;
   /** Carried across continue-as-new: the last project swept and the counts so far. */
   after?: string;
   totals?: StorageSweepResult;
@@ -67,6 +74,8 @@ export interface StorageSweepResult {
   checked: number;
   /** Objects removed for having no row. */
   removed: number;
+  /** What unfinished uploads left that was removed (temp files, multipart uploads); 0 when projects were named. */
+  unfinished: number;
   /** Projects whose sweep failed (left to the next sweep), and the first hundred of them. */
   failures: number;
   failed: string[];

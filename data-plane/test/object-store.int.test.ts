@@ -7,11 +7,11 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateMultipartUploadCommand, ListMultipartUploadsCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApiError } from '@baseplane/contracts';
 import { createFsObjectStore, openS3ObjectStore, type ByteRange, type ObjectStore } from '@baseplane/contracts/object-store';
@@ -30,6 +30,11 @@ interface OpenedBackend {
   leftoverUploads: () => Promise<number>;
   /** The file holding the object at `key`: the fs store's own, or versitygw's (its posix backend). */
   fileOf: (key: string) => string;
+  /**
+   * Leaves what an upload killed half-way leaves (a temp file with some bytes; a multipart upload with a part),
+   * and answers how to make it move again (more bytes; another part).
+   */
+  leaveUnfinished: (key: string) => Promise<{ move: () => Promise<void> }>;
 }
 
 /**
@@ -55,6 +60,12 @@ const backends: [string, () => Promise<OpenedBackend>][] = [
         cleanUp: () => rm(root, { recursive: true, force: true }),
         leftoverUploads: async () => (await readdir(path.join(root, 'uploads')).catch(() => [])).length,
         fileOf: (key) => objectFile(layoutOf(path.resolve(root)).objects, key),
+        leaveUnfinished: async () => {
+          const temp = path.join(layoutOf(root).uploads, `${randomUUID()}.part`);
+          await mkdir(path.dirname(temp), { recursive: true });
+          await writeFile(temp, 'the first bytes');
+          return { move: () => appendFile(temp, ', and more') };
+        },
       };
     },
   ],
@@ -70,6 +81,16 @@ const backends: [string, () => Promise<OpenedBackend>][] = [
         cleanUp: async () => client.destroy(),
         leftoverUploads: async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: bucket }))).Uploads?.length ?? 0,
         fileOf: (key) => path.join(s3BucketsDir(inject('dataDir')), bucket, key),
+        leaveUnfinished: async (key) => {
+          const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
+          let PartNumber = 0;
+          const move = async () => {
+            PartNumber += 1;
+            await client.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId, PartNumber, Body: Buffer.alloc(5 * MiB, PartNumber) }));
+          };
+          await move();
+          return { move };
+        },
       };
     },
   ],
@@ -83,6 +104,7 @@ describe.each(backends)('%s object store', (kind, open) => {
   let cleanUp: () => Promise<void>;
   let leftoverUploads: () => Promise<number>;
   let fileOf: (key: string) => string;
+  let leaveUnfinished: OpenedBackend['leaveUnfinished'];
   // Every key of this suite lives under one prefix, removed at the end.
   const base = `${randomUUID()}/`;
   const key = (name: string) => `${base}${name}`;
@@ -90,7 +112,7 @@ describe.each(backends)('%s object store', (kind, open) => {
     store.put(key(name), Readable.from([Buffer.from(text)]), { contentType });
 
   beforeAll(async () => {
-    ({ store, cleanUp, leftoverUploads, fileOf } = await open());
+    ({ store, cleanUp, leftoverUploads, fileOf, leaveUnfinished } = await open());
   });
 
   afterAll(async () => {
@@ -306,6 +328,21 @@ describe.each(backends)('%s object store', (kind, open) => {
       expect(await store.head(key(`broken/${bytes}`))).toBeUndefined();
     }
     expect((await store.list({ prefix: key('broken/') })).objects).toEqual([]);
+    expect(await leftoverUploads()).toBe(0);
+  });
+
+  it('sweeps what uploads killed half-way left once they stopped moving before the time given, not one that moved since', async () => {
+    expect(await leftoverUploads()).toBe(0);
+    await leaveUnfinished(key('unfinished/stopped'));
+    const moving = await leaveUnfinished(key('unfinished/moving'));
+    // Timestamps of the S3 server have whole seconds.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const mark = new Date();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await moving.move();
+    expect(await store.sweepUnfinished(mark)).toBe(1);
+    expect(await leftoverUploads()).toBe(1);
+    expect(await store.sweepUnfinished(new Date(Date.now() + 5_000))).toBe(1);
     expect(await leftoverUploads()).toBe(0);
   });
 

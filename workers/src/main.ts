@@ -107,12 +107,11 @@ async function main(): Promise<void> {
       ...createStorageSweepActivities({ platformDb, tenantDatabaseUrl: config.tenantDatabaseUrl, objects, log }),
     },
   });
-  const clientConnection = await Connection.connect({ address: config.temporalAddress });
-  try {
-    await scheduleStorageSweep(new Client({ connection: clientConnection, namespace: config.temporalNamespace }), sweep, log);
-  } finally {
-    await clientConnection.close();
-  }
+  // A schedule Temporal refuses (schedules turned off in its namespace, say) costs the sweep, not the worker.
+  await Connection.connect({ address: config.temporalAddress })
+    .then((clientConnection) =>
+      scheduleStorageSweep(new Client({ connection: clientConnection, namespace: config.temporalNamespace }), sweep, log).finally(() => clientConnection.close()))
+    .catch((err: unknown) => log.error({ err }, 'could not schedule the storage sweep'));
 
   const health = createServer((request, response) => {
     const ok = request.url === '/healthz' && worker.getState() === 'RUNNING';

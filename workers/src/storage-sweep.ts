@@ -21,6 +21,11 @@
  * are not even looked at: whatever is still settling is left to the next
  * sweep.
  *
+ * A sweep of every project also removes what uploads killed half-way left
+ * in the store (the fs store's temp files, S3's incomplete multipart uploads)
+ * once it has not moved for an hour: the fs store sweeps its own only when a
+ * process starts, and nothing else sweeps S3's.
+ *
  * Nothing of the app's runs here: the statements only read rows and lock the
  * bucket's (no trigger fires, a superuser session passes no policy).
  */
@@ -117,6 +122,13 @@ export function createStorageSweepActivities({ platformDb, tenantDatabaseUrl, ob
       return rows.map((row) => row.id);
     },
 
+    /** Removes what uploads that never finished left in the store, untouched for `staleSeconds` (the store's {@link ObjectStore.sweepUnfinished}). */
+    async sweepUnfinishedUploads({ staleSeconds }: { staleSeconds: number }): Promise<number> {
+      const removed = await withHeartbeat(() => objects.sweepUnfinished(new Date(Date.now() - staleSeconds * 1000)));
+      if (removed > 0) log.warn({ removed }, 'storage sweep removed what unfinished uploads left');
+      return removed;
+    },
+
     /** Sweeps every bucket of one project; a project that is not active (any more) is skipped. */
     async sweepProjectStorage({ projectId, graceSeconds }: { projectId: string; graceSeconds: number }): Promise<ProjectSweep> {
       const active = await platformDb.query(`select 1 from projects where id = $1 and status = 'active'`, [projectId]);
@@ -135,7 +147,9 @@ export function createStorageSweepActivities({ platformDb, tenantDatabaseUrl, ob
       try {
         const sweep: ProjectSweep = { checked: 0, removed: 0 };
         await withHeartbeat(async () => {
-          const buckets = await client.query<{ name: string }>('select name from storage.buckets order by name');
+          // 42P01: a database the tenant schema's storage revision has not reached yet has no buckets.
+          const buckets = await client.query<{ name: string }>('select name from storage.buckets order by name')
+            .catch((error: unknown) => { if (sqlState(error) === '42P01') return { rows: [] }; throw error; });
           for (const { name } of buckets.rows) await sweepBucket(client, projectId, name, graceSeconds, sweep);
         });
         return sweep;

@@ -162,22 +162,29 @@ const sweeper = proxyActivities<StorageSweepActivities>({
 const SWEEP_PAGE = 100;
 const MAX_FAILED_NAMED = 100;
 const DEFAULT_GRACE_SECONDS = 3600;
+const DEFAULT_UNFINISHED_SECONDS = 3600;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The storage sweep (`storage-sweep.ts`): every active project, or the ones
- * named, one after the other, a page of projects at a time. A project whose
+ * named, one after the other, a page of projects at a time; sweeping every
+ * project, it first removes what unfinished uploads left in the store. A project whose
  * sweep fails its attempts is counted in `failures` (and named in `failed`,
  * the first hundred) and the sweep goes on.
  */
 export async function storageSweepWorkflow(input: StorageSweepInput = {}): Promise<StorageSweepResult> {
   const graceSeconds = input.graceSeconds ?? DEFAULT_GRACE_SECONDS;
-  if (!Number.isInteger(graceSeconds) || graceSeconds < 0) {
-    throw ApplicationFailure.nonRetryable(`graceSeconds must be a whole number of seconds, got ${String(input.graceSeconds)}`);
+  const unfinishedSeconds = input.unfinishedSeconds ?? DEFAULT_UNFINISHED_SECONDS;
+  for (const [name, value] of [['graceSeconds', graceSeconds], ['unfinishedSeconds', unfinishedSeconds]] as const) {
+    if (!Number.isInteger(value) || value < 0) throw ApplicationFailure.nonRetryable(`${name} must be a whole number of seconds, got ${String(value)}`);
   }
   const named = input.projectIds?.find((id) => !UUID.test(id));
   if (named !== undefined) throw ApplicationFailure.nonRetryable(`projectIds must be project ids, got "${named}"`);
-  const totals: StorageSweepResult = input.totals ?? { projects: 0, checked: 0, removed: 0, failures: 0, failed: [] };
+  let totals: StorageSweepResult | undefined = input.totals;
+  if (!totals) {
+    const unfinished = input.projectIds === undefined ? await sweeper.sweepUnfinishedUploads({ staleSeconds: unfinishedSeconds }) : 0;
+    totals = { projects: 0, checked: 0, removed: 0, unfinished, failures: 0, failed: [] };
+  }
   let after = input.after;
   for (;;) {
     const projectIds = input.projectIds ?? (await sweepLister.listProjectsToSweep({ ...(after === undefined ? {} : { after }), limit: SWEEP_PAGE }));
@@ -196,7 +203,7 @@ export async function storageSweepWorkflow(input: StorageSweepInput = {}): Promi
     if (input.projectIds !== undefined || projectIds.length < SWEEP_PAGE) return totals;
     after = projectIds[projectIds.length - 1];
     if (workflowInfo().continueAsNewSuggested) {
-      await continueAsNew<typeof storageSweepWorkflow>({ graceSeconds, after, totals });
+      await continueAsNew<typeof storageSweepWorkflow>({ graceSeconds, unfinishedSeconds, after, totals });
     }
   }
 }

@@ -6,12 +6,16 @@
  * and the workers keep a Temporal schedule that starts it.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { Readable } from 'node:stream';
+import { CreateMultipartUploadCommand, ListMultipartUploadsCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { PROJECT_TASK_QUEUE, STORAGE_SWEEP_SCHEDULE_ID, STORAGE_SWEEP_WORKFLOW_TYPE, type StorageSweepInput, type StorageSweepResult } from '@baseplane/contracts';
-import { objectKey, type ObjectStore } from '@baseplane/contracts/object-store';
+import { PROJECT_TASK_QUEUE, STORAGE_SWEEP_SCHEDULE_ID, loadConfig, STORAGE_SWEEP_WORKFLOW_TYPE, type StorageSweepInput, type StorageSweepResult } from '@baseplane/contracts';
+import { FS_STORAGE_DIR, objectKey, type ObjectStore } from '@baseplane/contracts/object-store';
+import { layoutOf } from '../../contracts/src/object-store/fs-layout';
 import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
 import { putObject, servicesStore } from '../../control-plane/test/storage-fixtures';
@@ -71,11 +75,11 @@ it('removes the bytes no row names, and nothing else', async () => {
 
   // Fresh bytes are left to a later sweep: within the grace period nothing is even looked at.
   const early = await sweep({ projectIds: [project.id], graceSeconds: 3600 });
-  expect(early).toEqual({ projects: 1, checked: 0, removed: 0, failures: 0, failed: [] });
+  expect(early).toEqual({ projects: 1, checked: 0, removed: 0, unfinished: 0, failures: 0, failed: [] });
   expect(await stored('stray.txt')).toBe(true);
 
   const swept = await sweep({ projectIds: [project.id], graceSeconds: 0 });
-  expect(swept).toEqual({ projects: 1, checked: 4, removed: 2, failures: 0, failed: [] });
+  expect(swept).toEqual({ projects: 1, checked: 4, removed: 2, unfinished: 0, failures: 0, failed: [] });
   expect(await stored('stray.txt')).toBe(false);
   expect(await stored('deep/down/stray.txt')).toBe(false);
   // Objects with a row are served as before; another project's stray bytes were not this sweep's.
@@ -112,11 +116,31 @@ it('keeps the bytes of an upload whose row is claimed but not yet committed', as
 });
 
 it('refuses a grace period or project ids that are not ones', async () => {
-  for (const input of [{ graceSeconds: -1 }, { graceSeconds: 1.5 }, { projectIds: ['not-a-project'] }]) {
+  for (const input of [{ graceSeconds: -1 }, { graceSeconds: 1.5 }, { unfinishedSeconds: -5 }, { projectIds: ['not-a-project'] }]) {
     const failed = await sweep(input as StorageSweepInput).then(() => undefined, (error: unknown) => error);
     expect(failed).toBeInstanceOf(WorkflowFailedError);
-    expect(String((failed as WorkflowFailedError).cause?.message)).toMatch(/graceSeconds must be|projectIds must be/);
+    expect(String((failed as WorkflowFailedError).cause?.message)).toMatch(/graceSeconds must be|unfinishedSeconds must be|projectIds must be/);
   }
+});
+
+it('removes, when it sweeps every project, what uploads killed half-way left once it stopped moving', { timeout: 120_000 }, async () => {
+  const leftovers = await unfinishedUploads();
+  await leftovers.leave();
+  expect(await leftovers.count()).toBe(1);
+  const kept = await sweep({ graceSeconds: 3600, unfinishedSeconds: 3600 });
+  expect(kept).toMatchObject({ unfinished: 0, failures: 0 });
+  expect(await leftovers.count()).toBe(1);
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  const swept = await sweep({ graceSeconds: 3600, unfinishedSeconds: 1 });
+  expect(swept).toMatchObject({ unfinished: 1, failures: 0 });
+  expect(swept.projects).toBeGreaterThanOrEqual(2);
+  expect(await leftovers.count()).toBe(0);
+  // A sweep of named projects leaves them alone.
+  await leftovers.leave();
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  expect(await sweep({ projectIds: [project.id], graceSeconds: 3600, unfinishedSeconds: 1 })).toMatchObject({ unfinished: 0 });
+  expect(await leftovers.count()).toBe(1);
+  await leftovers.close();
 });
 
 it('is started by a schedule the workers keep, with the configured interval and grace', { timeout: 120_000 }, async () => {
@@ -138,3 +162,36 @@ it('is started by a schedule the workers keep, with the configured interval and 
   expect(await stored('fresh.txt')).toBe(true);
   expect(await stored('stray.txt', other.id)).toBe(true);
 });
+
+/**
+ * What an upload killed half-way leaves in the services' store, made by hand: a temp file in the fs store's
+ * uploads directory, or a multipart upload with one part in the S3 bucket. `count` counts them.
+ */
+async function unfinishedUploads(): Promise<{ leave: () => Promise<void>; count: () => Promise<number>; close: () => Promise<void> }> {
+  const config = loadConfig(process.env);
+  if (config.storageBackend === 'fs') {
+    const uploads = layoutOf(path.join(inject('dataDir'), FS_STORAGE_DIR)).uploads;
+    const mine = new Set<string>();
+    return {
+      leave: async () => {
+        const name = `${randomUUID()}.part`;
+        await mkdir(uploads, { recursive: true });
+        await writeFile(path.join(uploads, name), 'half an upload');
+        mine.add(name);
+      },
+      count: async () => (await readdir(uploads)).filter((name) => mine.has(name)).length,
+      close: async () => undefined,
+    };
+  }
+  const s3 = config.s3.endpoint ? config.s3 : { ...inject('s3'), bucket: config.s3.bucket };
+  const client = new S3Client({ endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId!, secretAccessKey: s3.secretAccessKey! } });
+  const Key = key('killed-half-way.bin');
+  return {
+    leave: async () => {
+      const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: s3.bucket, Key }));
+      await client.send(new UploadPartCommand({ Bucket: s3.bucket, Key, UploadId, PartNumber: 1, Body: Buffer.alloc(5 * 1024 * 1024, 1) }));
+    },
+    count: async () => (await client.send(new ListMultipartUploadsCommand({ Bucket: s3.bucket, Prefix: Key }))).Uploads?.length ?? 0,
+    close: async () => client.destroy(),
+  };
+}

@@ -152,7 +152,7 @@ export function createFsObjectStore(root: string): ObjectStore {
     if (!sweeping) {
       await fs.mkdir(uploads, { recursive: true, mode: FOLDER_MODE });
       await fs.chmod(base, FOLDER_MODE);
-      sweeping = sweepStaleUploads(uploads).catch(() => {});
+      sweeping = sweepStaleUploads(uploads).then(() => {}, () => {});
     }
     try {
       return await fd.open(temp, 'wx', FILE_MODE);
@@ -330,6 +330,8 @@ export function createFsObjectStore(root: string): ObjectStore {
       return count;
     },
 
+    sweepUnfinished: (before) => sweepStaleUploads(uploads, before),
+
     async close(): Promise<void> {},
   };
 }
@@ -341,10 +343,15 @@ const STALE_UPLOAD_MS = 60 * 60 * 1000;
  * Removes what a process killed mid-upload or mid-delete left in the uploads
  * directory. Only stale entries: replicas of the data plane share the directory.
  */
-async function sweepStaleUploads(uploads: string): Promise<void> {
-  for (const name of await fs.readdir(uploads)) {
+async function sweepStaleUploads(uploads: string, before = new Date(Date.now() - STALE_UPLOAD_MS)): Promise<number> {
+  let removed = 0;
+  for (const name of await fs.readdir(uploads).catch((error: unknown) => { if (isMissing(error)) return []; throw error; })) {
     const entry = path.join(uploads, name);
     const stat = await fs.stat(entry).catch(() => undefined);
-    if (stat && Date.now() - stat.mtimeMs > STALE_UPLOAD_MS) await fs.rm(entry, { recursive: true, force: true });
+    if (stat && stat.mtimeMs < before.getTime()) {
+      await fs.rm(entry, { recursive: true, force: true });
+      removed += 1;
+    }
   }
+  return removed;
 }

@@ -129,6 +129,14 @@ export interface ObjectStore {
    * many. Rejects when one of them could not be deleted (after deleting the rest of its batch): a later call goes on.
    */
   deletePrefix(prefix: string): Promise<number>;
+  /**
+   * Removes what uploads that never finished left behind (a process killed
+   * mid-upload) and that last moved before `before`: on fs the uploads
+   * directory's temp files (and what an interrupted prefix deletion left
+   * there), on S3 the bucket's incomplete multipart uploads, one whose latest
+   * part came later being kept. Resolves to how many went.
+   */
+  sweepUnfinished(before: Date): Promise<number>;
   /** Releases connections; the store is not used afterwards. */
   close(): Promise<void>;
 }

@@ -11,6 +11,7 @@ import {
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListPartsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
@@ -362,6 +363,45 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
         if (refused.length > 0) throw new Error(`S3 refused to delete ${refused.length} object(s) under "${prefix}", e.g. ${describeRefusal(refused[0]!)}`);
         deleted += keys.length;
       }
+    },
+
+    async sweepUnfinished(before: Date): Promise<number> {
+      const call = <T>(run: (abortSignal: AbortSignal) => Promise<T>): Promise<T> => answered(answerTimeoutMs, run).catch(rethrowUnavailable);
+      /** When the upload last took a part (its start when it has none). */
+      const lastMoved = async (Key: string, UploadId: string, initiated: Date): Promise<Date> => {
+        let latest = initiated;
+        let PartNumberMarker: string | undefined;
+        do {
+          const marker = PartNumberMarker ? { PartNumberMarker } : {};
+          const parts = await call((abortSignal) => client.send(new ListPartsCommand({ Bucket, Key, UploadId, ...marker }), { abortSignal }));
+          for (const part of parts.Parts ?? []) if (part.LastModified && part.LastModified > latest) latest = part.LastModified;
+          PartNumberMarker = parts.IsTruncated ? parts.NextPartNumberMarker : undefined;
+        } while (PartNumberMarker);
+        return latest;
+      };
+      let removed = 0;
+      let markers: { KeyMarker?: string; UploadIdMarker?: string } = {};
+      do {
+        const page = await call((abortSignal) => client.send(new ListMultipartUploadsCommand({ Bucket, ...markers }), { abortSignal }));
+        for (const upload of page.Uploads ?? []) {
+          if (!upload.Key || !upload.UploadId || !upload.Initiated || upload.Initiated >= before) continue;
+          const moved = await lastMoved(upload.Key, upload.UploadId, upload.Initiated).catch((error: unknown) => {
+            // Finished or aborted since the listing: nothing to do.
+            if (statusOf(error) === 404) return undefined;
+            throw error;
+          });
+          if (moved === undefined || moved >= before) continue;
+          const { Key, UploadId } = upload;
+          try {
+            await call((abortSignal) => client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId }), { abortSignal }));
+            removed += 1;
+          } catch (error) {
+            if (statusOf(error) !== 404) throw error;
+          }
+        }
+        markers = page.IsTruncated && page.NextKeyMarker ? { KeyMarker: page.NextKeyMarker, ...(page.NextUploadIdMarker ? { UploadIdMarker: page.NextUploadIdMarker } : {}) } : {};
+      } while (markers.KeyMarker);
+      return removed;
     },
 
     async close(): Promise<void> {
