@@ -135,7 +135,11 @@ export function createStorageSweepActivities({ platformDb, tenantDatabaseUrl, ob
       if (active.rowCount === 0) return { checked: 0, removed: 0 };
       // One connection for the whole sweep, closed after it: a pool kept per project would hold as many idle
       // connections as projects swept in its idle time, from a cluster whose connections every project shares.
-      const client = new pg.Client({ connectionString: tenantAdminUrl(tenantDatabaseUrl, projectId), application_name: 'baseplane-storage-sweep' });
+      // row_security off: a login that policies would filter (a cluster admin that is not a superuser) gets an error
+      // instead of fewer rows, which would make every object look rowless.
+      const client = new pg.Client({
+        connectionString: tenantAdminUrl(tenantDatabaseUrl, projectId), application_name: 'baseplane-storage-sweep', options: '-c row_security=off',
+      });
       client.on('error', () => undefined);
       try {
         await client.connect();
