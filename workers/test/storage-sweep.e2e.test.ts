@@ -3,7 +3,8 @@
  * on the store the services use (fs in the main pass, S3 in the second): bytes
  * without a row go, objects with one stay, other projects and fresh bytes are
  * not touched, an upload between its rename and its COMMIT keeps its bytes,
- * and the workers keep a Temporal schedule that starts it.
+ * what uploads killed half-way left goes once it stopped moving, and the
+ * workers keep a Temporal schedule that starts it.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
@@ -13,7 +14,7 @@ import { CreateMultipartUploadCommand, ListMultipartUploadsCommand, S3Client, Up
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { PROJECT_TASK_QUEUE, STORAGE_SWEEP_SCHEDULE_ID, loadConfig, STORAGE_SWEEP_WORKFLOW_TYPE, type StorageSweepInput, type StorageSweepResult } from '@baseplane/contracts';
+import { PROJECT_TASK_QUEUE, STORAGE_SWEEP_SCHEDULE_ID, STORAGE_SWEEP_WORKFLOW_TYPE, loadConfig, type StorageSweepInput, type StorageSweepResult } from '@baseplane/contracts';
 import { FS_STORAGE_DIR, objectKey, type ObjectStore } from '@baseplane/contracts/object-store';
 import { layoutOf } from '../../contracts/src/object-store/fs-layout';
 import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
@@ -25,7 +26,6 @@ let operator: Operator;
 let project: ProjectAnswer;
 let other: ProjectAnswer;
 let tenant: TenantDatabase;
-let otherTenant: TenantDatabase;
 let store: ObjectStore;
 let connection: Connection;
 let temporal: Client;
@@ -55,7 +55,7 @@ async function download(path: string): Promise<string> {
 beforeAll(async () => {
   operator = await signUpOperator('Sweep');
   [project, other] = await Promise.all([createProject(operator, 'swept'), createProject(operator, 'not swept')]);
-  [tenant, otherTenant] = await Promise.all([connectTenant(project.id), connectTenant(other.id)]);
+  tenant = await connectTenant(project.id);
   store = await servicesStore();
   for (const id of [project.id, other.id]) {
     const created = await call('POST', `/api/projects/${id}/storage/buckets`, { headers: bearer(operator.token), body: { name: 'files' } });
@@ -65,7 +65,7 @@ beforeAll(async () => {
   temporal = new Client({ connection });
 });
 afterAll(async () => {
-  await Promise.all([tenant?.end(), otherTenant?.end(), store?.close(), connection?.close()]);
+  await Promise.all([tenant?.end(), store?.close(), connection?.close()]);
 });
 
 it('removes the bytes no row names, and nothing else', async () => {
