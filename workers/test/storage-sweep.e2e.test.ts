@@ -3,7 +3,8 @@
  * on the store the services use (fs in the main pass, S3 in the second): bytes
  * without a row go, objects with one stay, other projects and fresh bytes are
  * not touched, an upload between its rename and its COMMIT keeps its bytes,
- * what uploads killed half-way left goes once it stopped moving, and the
+ * what uploads killed half-way left goes once it stopped moving, a login
+ * that policies would filter makes it fail rather than remove, and the
  * workers keep a Temporal schedule that starts it.
  */
 import { randomUUID } from 'node:crypto';
@@ -12,14 +13,18 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { CreateMultipartUploadCommand, ListMultipartUploadsCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
 import pg from 'pg';
+import pino from 'pino';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { PROJECT_TASK_QUEUE, STORAGE_SWEEP_SCHEDULE_ID, STORAGE_SWEEP_WORKFLOW_TYPE, loadConfig, type StorageSweepInput, type StorageSweepResult } from '@baseplane/contracts';
+import { PROJECT_TASK_QUEUE, STORAGE_SWEEP_SCHEDULE_ID, STORAGE_SWEEP_WORKFLOW_TYPE, loadConfig, tenantDatabaseName, type StorageSweepInput, type StorageSweepResult } from '@baseplane/contracts';
 import { FS_STORAGE_DIR, objectKey, type ObjectStore } from '@baseplane/contracts/object-store';
 import { layoutOf } from '../../contracts/src/object-store/fs-layout';
 import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
 import { putObject, servicesStore } from '../../control-plane/test/storage-fixtures';
+import { createStorageSweepActivities } from '../src/storage-sweep';
 import { tenantAdminUrl } from '../src/tenant-pools';
 
 let operator: Operator;
@@ -161,6 +166,40 @@ it('is started by a schedule the workers keep, with the configured interval and 
   expect(result.failures).toBe(0);
   expect(await stored('fresh.txt')).toBe(true);
   expect(await stored('stray.txt', other.id)).toBe(true);
+});
+
+it('errs, and removes nothing, when its login is one that policies would filter', async () => {
+  // A deployment whose cluster login is not a superuser: row-level security would show it no rows of
+  // storage.objects, and every object would look rowless. The sweep's session turns row_security off, so
+  // PostgreSQL refuses its reads instead. The activity runs here in Temporal's activity test environment
+  // (its failure log kept quiet), against the stack's PostgreSQL and store, with such a login.
+  await putObject(store, tenant, project.id, 'files', 'guarded/row.txt', 'a row policies hide');
+  const role = `sweep_filtered_${randomUUID().replaceAll('-', '')}`;
+  const password = randomUUID();
+  const admin = new pg.Client({ connectionString: inject('tenantDatabaseUrl') });
+  await admin.connect();
+  const platformDb = new pg.Pool({ connectionString: inject('databaseUrl'), max: 1 });
+  try {
+    await admin.query(`create role ${role} login nosuperuser nobypassrls password '${password}'`);
+    await admin.query(`grant connect on database ${tenantDatabaseName(project.id)} to ${role}`);
+    await tenant.client.query(`grant usage on schema storage to ${role}`);
+    await tenant.client.query(`grant select, update on storage.buckets, storage.objects to ${role}`);
+    // It sees the buckets (as an app's policy may let everyone) and none of the objects.
+    await tenant.client.query(`create policy ${role} on storage.buckets to ${role} using (true)`);
+    const url = new URL(inject('tenantDatabaseUrl'));
+    url.username = role;
+    url.password = password;
+    const activities = createStorageSweepActivities({ platformDb, tenantDatabaseUrl: url.toString(), objects: store, log: pino({ level: 'silent' }) });
+    const failed = await new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR') }).run(activities.sweepProjectStorage, { projectId: project.id, graceSeconds: 0 })
+      .then(() => undefined, (error: unknown) => error);
+    expect(await download('guarded/row.txt')).toBe('a row policies hide');
+    expect(String((failed as Error | undefined)?.message)).toMatch(/row-level security/);
+  } finally {
+    await tenant.client.query(`drop policy if exists ${role} on storage.buckets`);
+    await tenant.client.query(`drop owned by ${role}`);
+    await admin.query(`drop role ${role}`);
+    await Promise.all([admin.end(), platformDb.end()]);
+  }
 });
 
 /**
