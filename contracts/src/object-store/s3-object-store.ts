@@ -32,7 +32,6 @@ import {
   objectNotFound,
   rangeHeader,
   rangeNotSatisfiable,
-  resolveRange,
 } from './object-keys';
 import type { S3Config } from '../config';
 import type { ByteRange, ListOptions, ListPage, ObjectInfo, ObjectRead, ObjectStore, PutOptions, PutResult } from './object-store';
@@ -299,7 +298,8 @@ export async function openS3ObjectStore(options: S3ObjectStoreOptions): Promise<
           size,
           etag: unquote(answer.ETag),
           updatedAt: answer.LastModified ?? new Date(0),
-          ...(range ? { range: contentRange ? { start: Number(contentRange[1]), end: Number(contentRange[2]) } : resolveRange(range, size) } : {}),
+          // A server that did not take the range (no Content-Range) sent the whole object: it is served whole.
+          ...(contentRange ? { range: { start: Number(contentRange[1]), end: Number(contentRange[2]) } } : {}),
         };
       } catch (error) {
         const status = statusOf(error);

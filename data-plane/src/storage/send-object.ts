@@ -22,12 +22,21 @@ export function parseRange(header: string | undefined): ByteRange | undefined {
   if (!match) return undefined;
   const [, from, to] = match;
   if (from === '' && to === '') return undefined;
-  if (from === '') return { suffixLength: Number(to) };
-  const start = Number(from);
+  if (from === '') return { suffixLength: position(to!) };
+  const start = position(from!);
   if (to === '') return { start };
-  const end = Number(to);
-  return end < start ? undefined : { start, end };
+  const end = position(to!);
+  if (end < start) return undefined;
+  // A last position past any object's size means the rest of it (RFC 9110 §14.1.2).
+  return end === Number.MAX_SAFE_INTEGER ? { start } : { start, end };
 }
+
+/**
+ * A position of a `Range` header; one past what a double holds exactly is past any object's
+ * end, and is kept as the largest exact integer, so that it reaches a store (S3's `Range`)
+ * as digits and not as `1e+21`.
+ */
+const position = (digits: string) => Math.min(Number(digits), Number.MAX_SAFE_INTEGER);
 
 /** The entity tags of an `If-None-Match` header, without `W/` (it is compared weakly); `*` as itself. */
 function entityTags(header: string): string[] {
