@@ -7,7 +7,12 @@ import { Type, type Static } from '@sinclair/typebox';
 const Email = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', patternMessage: 'must be an email address' });
 const Password = Type.String({ minLength: 8, maxLength: 1024 });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
-const Uuid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', patternMessage: 'must be a UUID' });
+/**
+ * An id, in lower case as the API hands ids out. Not any case: an id also names things that are not
+ * compared as UUIDs (a project's database, its event stream, its objects' keys, its workflow), so an id
+ * in another case would reach a different name, or none.
+ */
+export const Uuid = Type.String({ pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$', patternMessage: 'must be a UUID in lower case' });
 
 export const PlatformSignupBody = Type.Object(
   { email: Email, password: Password, name: Type.Optional(Name) },

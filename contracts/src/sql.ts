@@ -4,8 +4,7 @@
  * (installed by the workers, called by the control plane).
  */
 import { Type, type Static } from '@sinclair/typebox';
-
-const Uuid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', patternMessage: 'must be a UUID' });
+import { Uuid } from './api';
 
 export const ExecuteSqlBody = Type.Object(
   { projectId: Uuid, query: Type.String({ minLength: 1, maxLength: 1_000_000 }) },

@@ -163,7 +163,7 @@ const SWEEP_PAGE = 100;
 const MAX_FAILED_NAMED = 100;
 const DEFAULT_GRACE_SECONDS = 3600;
 const DEFAULT_UNFINISHED_SECONDS = 3600;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * The storage sweep (`storage-sweep.ts`): every active project, or the ones
@@ -179,7 +179,7 @@ export async function storageSweepWorkflow(input: StorageSweepInput = {}): Promi
     if (!Number.isInteger(value) || value < 0) throw ApplicationFailure.nonRetryable(`${name} must be a whole number of seconds, got ${String(value)}`);
   }
   const named = input.projectIds?.find((id) => !UUID.test(id));
-  if (named !== undefined) throw ApplicationFailure.nonRetryable(`projectIds must be project ids, got "${named}"`);
+  if (named !== undefined) throw ApplicationFailure.nonRetryable(`projectIds must be project ids (lower case), got "${named}"`);
   let totals: StorageSweepResult | undefined = input.totals;
   if (!totals) {
     const unfinished = input.projectIds === undefined ? await sweeper.sweepUnfinishedUploads({ staleSeconds: unfinishedSeconds }) : 0;

@@ -120,8 +120,8 @@ it('keeps the bytes of an upload whose row is claimed but not yet committed', as
   expect(await download('in-flight.txt')).toBe('stranded in-flight.txt');
 });
 
-it('refuses a grace period or project ids that are not ones', async () => {
-  for (const input of [{ graceSeconds: -1 }, { graceSeconds: 1.5 }, { unfinishedSeconds: -5 }, { projectIds: ['not-a-project'] }]) {
+it('refuses a grace period or project ids that are not ones (an id in upper case would name no database)', async () => {
+  for (const input of [{ graceSeconds: -1 }, { graceSeconds: 1.5 }, { unfinishedSeconds: -5 }, { projectIds: ['not-a-project'] }, { projectIds: [project.id.toUpperCase()] }]) {
     const failed = await sweep(input as StorageSweepInput).then(() => undefined, (error: unknown) => error);
     expect(failed).toBeInstanceOf(WorkflowFailedError);
     expect(String((failed as WorkflowFailedError).cause?.message)).toMatch(/graceSeconds must be|unfinishedSeconds must be|projectIds must be/);
