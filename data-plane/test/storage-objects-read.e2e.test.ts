@@ -242,6 +242,15 @@ describe('signed and public URLs', () => {
     expect((await call('GET', `/storage/v1/object/public/${p.project.id}/pics/missing.png`)).status).toBe(404);
   });
 
+  it('refuses at the public and signed URLs a path or bucket name no object can have, as the object routes do', async () => {
+    for (const route of ['public', 'sign']) {
+      for (const tail of ['pics/x%00.png', 'pics/a%01b.png', 'pics/a//b.png', `${'b'.repeat(64)}/cat.png`]) {
+        const answer = await call('GET', `/storage/v1/object/${route}/${p.project.id}/${tail}${route === 'sign' ? '?token=x' : ''}`);
+        expect({ status: answer.status, code: answer.body.code }, `${route} ${tail}`).toEqual({ status: 400, code: 'invalid_request' });
+      }
+    }
+  });
+
   it('serves at the public URL only objects with a row: not bytes the store holds without one, as a failed upload may leave', async () => {
     const key = objectKey(p.project.id, 'pics', 'orphan.png');
     await store.put(key, Readable.from([Buffer.from([9, 9, 9])]), { contentType: 'image/png' });

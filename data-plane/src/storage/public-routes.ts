@@ -7,23 +7,26 @@
  * storing them, a delete since) are no object.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, IdParam, validate } from '@baseplane/contracts';
-import { objectKey, objectNotFound } from '@baseplane/contracts/object-store';
+import { ApiError, BucketNameParam, IdParam, validate } from '@baseplane/contracts';
+import { assertObjectKey, objectKey, objectNotFound } from '@baseplane/contracts/object-store';
 import type { ProjectDirectory } from '../directory/project-directory';
 import { bindCors } from '../http/cors';
 import type { ObjectAddress } from './object-urls';
 import type { Storage } from './storage';
 import { sendObject } from './send-object';
 
-/** The object a URL names, its project serving. */
+/** The object a URL names, its project serving; a bucket name or path no object can have is refused as the object routes refuse it. */
 function addressOf(directory: ProjectDirectory, request: FastifyRequest): ObjectAddress & { key: string } {
   const params = request.params as { projectId: string; bucket: string; '*': string };
   const { id: projectId } = validate(IdParam, { id: params.projectId }, 'path');
   const project = directory.project(projectId);
   if (!project) throw new ApiError(404, 'not_found', 'object not found');
   if (project.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${project.status}`);
+  const { name: bucket } = validate(BucketNameParam, { name: params.bucket }, 'path');
   const path = params['*'];
-  return { projectId, bucket: params.bucket, path, key: objectKey(projectId, params.bucket, path) };
+  const key = objectKey(projectId, bucket, path);
+  assertObjectKey(key);
+  return { projectId, bucket, path, key };
 }
 
 export function bindPublicObjectRoutes(app: FastifyInstance, directory: ProjectDirectory, storage: Storage): void {
