@@ -55,6 +55,9 @@ export const projectUnavailable = (status: string) =>
   new ApiError(503, 'project_unavailable', status === 'deleting' ? 'project is being deleted' : `project is ${status}`);
 export const invalidRequest = (message: string, details: unknown = null) =>
   new ApiError(400, 'invalid_request', message, details);
+/** 415 for a body of a content type the route does not read (the framework's refusal, before any handler). */
+export const unsupportedMediaType = () =>
+  new ApiError(415, 'unsupported_media_type', 'the request body is of a content type this endpoint does not read');
 
 /** The part of the response under a Fastify reply {@link answerFrameworkError} uses (a node `ServerResponse`). */
 interface RawResponse {

@@ -4,7 +4,7 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { ApiError, answerClientError, answerFrameworkError } from '@baseplane/contracts';
+import { ApiError, answerClientError, answerFrameworkError, unsupportedMediaType } from '@baseplane/contracts';
 import type { ProjectDirectory } from './directory/project-directory';
 import { bindRestRoot } from './http/rest-root';
 import { bindAuthJwks } from './http/auth-jwks';
@@ -112,6 +112,8 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
         : new ApiError(413, 'payload_too_large', 'the multipart body has more parts than an upload takes', { limit: code }, 'send the object in one field named "file", with at most 10 other fields');
       return reply.status(413).send(answer.toBody());
     }
+    // Fastify refuses a body of a type no parser of the route reads (FST_ERR_CTP_INVALID_MEDIA_TYPE) before any handler sees it.
+    if (status === 415) return reply.status(415).send(unsupportedMediaType().toBody());
     if (status && status < 500) {
       const invalidJson = /JSON/i.test((error as Error).message);
       return reply.status(status).send(new ApiError(status, invalidJson ? 'invalid_json' : 'invalid_request', invalidJson ? 'request body is not valid JSON' : 'invalid request').toBody());

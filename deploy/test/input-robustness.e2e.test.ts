@@ -466,6 +466,8 @@ function faultsOf(variant: Variant, received: Received): string[] {
       else {
         const b = body as { code: unknown; message: unknown; hint: unknown };
         if (typeof b.code !== 'string' || typeof b.message !== 'string' || (b.hint !== null && typeof b.hint !== 'string')) faults.push('body field types');
+        // A body of a type the route does not read is told as such, by whichever part refused it.
+        if (status === 415 && b.code !== 'unsupported_media_type') faults.push(`415 with code ${String(b.code)}`);
       }
     }
     if (STACK.test(text)) faults.push('stack trace or file path');

@@ -6,7 +6,7 @@
 import { Catch, HttpException, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { ApiError, type ErrorBody } from '@baseplane/contracts';
+import { ApiError, unsupportedMediaType, type ErrorBody } from '@baseplane/contracts';
 
 const CODE_OF_STATUS: Record<number, string> = {
   400: 'invalid_request',
@@ -15,7 +15,7 @@ const CODE_OF_STATUS: Record<number, string> = {
   404: 'not_found',
   405: 'invalid_request',
   413: 'payload_too_large',
-  415: 'invalid_request',
+  415: 'unsupported_media_type',
   429: 'rate_limited',
 };
 
@@ -32,6 +32,7 @@ export function toErrorResponse(error: unknown, log: Logger): { status: number; 
     return { status, body: { code: CODE_OF_STATUS[status] ?? 'invalid_request', message, details: null, hint: null } };
   }
   const fastifyError = error as { statusCode?: number; code?: string; message?: string };
+  if (fastifyError.statusCode === 415) return { status: 415, body: unsupportedMediaType().toBody() };
   if (typeof fastifyError.statusCode === 'number' && fastifyError.statusCode < 500) {
     const status = fastifyError.statusCode;
     const invalidJson = fastifyError.code === 'FST_ERR_CTP_INVALID_JSON' || fastifyError.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || /JSON/.test(fastifyError.message ?? '');
