@@ -38,6 +38,21 @@ describe('fs object store on disk', () => {
     await expect.poll(() => readdir(path.join(root, 'uploads'))).toEqual(['fresh.part']);
   }));
 
+  it('answers with the caller\'s refusal, not its own trouble, when its temp file cannot be made and the admission refuses', () => inStoreRoot(async (root) => {
+    const store = createFsObjectStore(root);
+    await store.put('p/b/first', Readable.from([Buffer.from('x')]), { contentType: 'text/plain' });
+    // The uploads folder turned into a file: a temp file's open now fails, and so does the mkdir that would mend it.
+    await rm(path.join(root, 'uploads'), { recursive: true, force: true });
+    await writeFile(path.join(root, 'uploads'), 'not a folder');
+    const refusal = Object.assign(new Error('refused by a policy'), { status: 403 });
+    const refused = await rejection(store.put('p/b/x', Readable.from([Buffer.from('x')]), { contentType: 'text/plain', admitted: Promise.reject(refusal) }));
+    expect(refused).toBe(refusal);
+    // Admitted, the store's own failure is the answer.
+    const failed = await rejection(store.put('p/b/y', Readable.from([Buffer.from('y')]), { contentType: 'text/plain', admitted: Promise.resolve({}) }));
+    expect(failed).not.toBe(refusal);
+    expect((failed as NodeJS.ErrnoException).code).toMatch(/^E[A-Z]+$/);
+  }));
+
   it('takes an object\'s time from its header, and from the file for one an earlier release stored without it', () => inStoreRoot(async (root) => {
     const store = createFsObjectStore(root);
     const before = Date.now();

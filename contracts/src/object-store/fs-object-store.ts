@@ -194,7 +194,12 @@ export function createFsObjectStore(root: string): ObjectStore {
       const temp = path.join(uploads, `${randomUUID()}.part`);
       // Every step on one descriptor: each open, close or mkdir is a trip to libuv's thread pool, and for small objects those add up.
       // Opened while the caller decides whether to admit the upload (its database round trip): not a byte is read before.
-      const file = await createUpload(temp);
+      const file = await createUpload(temp).catch(async (error: unknown) => {
+        // A caller that refuses the upload (a policy, a taken path) is answered with its refusal, which says more than
+        // the store's trouble does; admitted, the trouble is the answer.
+        await options.admitted;
+        throw error;
+      });
       // The etag is the SHA-256 of the bytes (hex): content-derived, so an identical upload keeps it, and a checksum a
       // client can compare with `sha256sum`. Not MD5, S3's etag for single-part uploads: with the SHA extensions of
       // today's x86 and ARM server CPUs SHA-256 costs less than half of MD5 (0.6 against 1.4 ms per MB on the bench
