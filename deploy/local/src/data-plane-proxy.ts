@@ -46,6 +46,9 @@ function aTurnLater(answered: () => boolean): Transform {
   });
 }
 
+/** Methods whose request changes nothing on the server (RFC 9110 §9.2.1): one may be sent again. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /** A round-robin proxy to the data-plane replicas. */
 export interface DataPlaneProxy {
   /** True when `url` belongs to the data plane: one of its prefixes (at a path boundary) or of its paths inside `/api`. */
@@ -106,7 +109,11 @@ export function createDataPlaneProxy(upstreams: string[], prefixes: readonly str
       if (answered) return;
       // A replica that is down (restarting) refused the connection, so nothing reached it: a request without a
       // body goes to the next replica instead (one with a body has begun to flow into this one).
-      if (error.code === 'ECONNREFUSED' && !hasBody(request) && tried + 1 < targets.length) forward(request, response, tried + 1);
+      // So does a safe one (GET, HEAD, OPTIONS) sent on a kept-alive connection the replica closed or reset before
+      // answering: a replica that went down left such connections idle here, and one may be taken before its closing is
+      // seen (what node's documentation of reusedSocket advises); a safe request changes nothing if it was read after all.
+      const refused = error.code === 'ECONNREFUSED' || (upstream.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE') && SAFE_METHODS.has(request.method ?? ''));
+      if (refused && !hasBody(request) && tried + 1 < targets.length) forward(request, response, tried + 1);
       else fail(503, 'service_unavailable', `${part} is not reachable`);
     });
     // A client that goes away takes its upstream request with it; so does one whose body stopped coming (the
