@@ -1,6 +1,7 @@
 /** given(project state, tenant's buckets).when(bucket command).then(events | refusal). */
 import { describe, expect, it } from 'vitest';
 import { ApiError, MAX_BUCKETS, type BucketCommand, type BucketSpec } from '@baseplane/contracts';
+import { withPendingBuckets, type PendingChange } from '../src/domain/pending-changes';
 import { decideBucket } from '../src/domain/storage';
 import { initialState, type ProjectState } from '../src/domain/project';
 import type { BucketFacts } from '../src/tenants/storage-buckets';
@@ -57,6 +58,24 @@ describe('bucket decider', () => {
   it('refuses an unknown bucket with 404', () => {
     expect(refusal({ type: 'UpdateBucket', data: { projectId, name: 'nope', public: true } })).toEqual({ status: 404, code: 'not_found' });
     expect(refusal({ type: 'DeleteBucket', data: { projectId, name: 'nope', force: true } })).toEqual({ status: 404, code: 'not_found' });
+  });
+
+  it('keeps a bucket whose deletion is recorded but not applied: its name stays taken, nothing more is decided about it', () => {
+    // A deletion without force fails when applied if objects came meanwhile; a create decided as if the name were free would then fail too.
+    const pending: PendingChange[] = [{ version: 7, event: { type: 'BucketDeletionRequested', data: { projectId, name: 'avatars', force: false } } }];
+    const buckets = withPendingBuckets([avatars, photos], pending);
+    expect(buckets).toEqual([{ ...avatars, deleting: true }, photos]);
+    expect(refusal({ type: 'CreateBucket', data: { projectId, bucket: spec('avatars') } }, active, buckets)).toEqual({ status: 409, code: 'already_exists' });
+    expect(refusal({ type: 'UpdateBucket', data: { projectId, name: 'avatars', public: true } }, active, buckets)).toEqual({ status: 404, code: 'not_found' });
+    expect(refusal({ type: 'DeleteBucket', data: { projectId, name: 'avatars', force: true } }, active, buckets)).toEqual({ status: 404, code: 'not_found' });
+    // It counts against the cap until it is gone.
+    const many = Array.from({ length: MAX_BUCKETS - 1 }, (_, i) => ({ name: `b-${i}`, public: false, hasObjects: false }));
+    expect(refusal({ type: 'CreateBucket', data: { projectId, bucket: spec('one-more') } }, active, withPendingBuckets([...many, avatars], pending)).status).toBe(400);
+    // Applied (the catalog has it no more), the name is free.
+    expect(decideBucket({ type: 'CreateBucket', data: { projectId, bucket: spec('avatars') } }, active, withPendingBuckets([photos], pending))).toHaveLength(1);
+    // A creation recorded after a deletion (a history from before this rule) is the bucket.
+    const recreated = withPendingBuckets([avatars], [...pending, { version: 8, event: { type: 'BucketCreated', data: { projectId, bucket: { ...spec('avatars'), public: true } } } }]);
+    expect(recreated).toEqual([{ name: 'avatars', public: true, hasObjects: false }]);
   });
 
   it('refuses every command on a project that is not active', () => {

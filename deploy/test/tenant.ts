@@ -15,10 +15,15 @@ export interface TenantDatabase {
   end(): Promise<void>;
 }
 
-export async function connectTenant(projectId: string): Promise<TenantDatabase> {
+/** The connection string of a project's database as the cluster superuser. */
+export function tenantUrl(projectId: string): string {
   const url = new URL(inject('tenantDatabaseUrl'));
   url.pathname = `/${tenantDatabaseName(projectId)}`;
-  const client = new pg.Client({ connectionString: url.toString() });
+  return url.toString();
+}
+
+export async function connectTenant(projectId: string): Promise<TenantDatabase> {
+  const client = new pg.Client({ connectionString: tenantUrl(projectId) });
   await client.connect();
   return {
     client,

@@ -90,19 +90,27 @@ export function withPendingSchema(facts: SchemaFacts, pending: PendingChange[]):
   return { ...facts, tables };
 }
 
-/** The buckets once `pending` is applied; idempotent for the same reason. */
+/**
+ * The buckets once `pending` is applied, except that a bucket whose deletion is
+ * pending stays, marked `deleting`: its name is taken until the deletion's
+ * outcome. Idempotent for the same reason.
+ */
 export function withPendingBuckets(buckets: BucketFacts[], pending: PendingChange[]): BucketFacts[] {
   let result = buckets;
   for (const { event } of pending) {
     switch (event.type) {
-      case 'BucketCreated':
-        if (!result.some((b) => b.name === event.data.bucket.name)) result = [...result, { name: event.data.bucket.name, public: event.data.bucket.public, hasObjects: false }];
+      case 'BucketCreated': {
+        const { name, public: isPublic } = event.data.bucket;
+        // After a deletion recorded before it (a history from before names stayed taken while deleting), it is the bucket.
+        if (!result.some((b) => b.name === name && !b.deleting)) result = [...result.filter((b) => b.name !== name), { name, public: isPublic, hasObjects: false }];
         break;
+      }
       case 'BucketUpdated':
         result = result.map((b) => (b.name === event.data.name ? { ...b, public: event.data.public } : b));
         break;
       case 'BucketDeletionRequested':
-        result = result.filter((b) => b.name !== event.data.name);
+        // Not gone until applied: a deletion can still fail (a bucket that has had objects uploaded since, without force).
+        result = result.map((b) => (b.name === event.data.name ? { ...b, deleting: true } : b));
         break;
       default:
         break;

@@ -7,8 +7,9 @@ import { ApiError, MAX_BUCKETS, checkBucketName, notFound, projectUnavailable, t
 import type { BucketFacts } from '../tenants/storage-buckets';
 import type { ProjectState } from './project';
 
+/** The bucket named, not being deleted (one being deleted is already going: nothing more is decided about it). */
 function bucket(buckets: BucketFacts[], name: string): BucketFacts {
-  const found = buckets.find((b) => b.name === name);
+  const found = buckets.find((b) => b.name === name && !b.deleting);
   if (!found) throw notFound(`bucket "${name}"`);
   return found;
 }
@@ -21,7 +22,11 @@ export function decideBucket(command: BucketCommand, project: ProjectState, buck
     case 'CreateBucket': {
       const spec = command.data.bucket;
       checkBucketName(spec.name);
-      if (buckets.some((b) => b.name === spec.name)) throw new ApiError(409, 'already_exists', `bucket "${spec.name}" already exists`);
+      const taken = buckets.find((b) => b.name === spec.name);
+      if (taken?.deleting) {
+        throw new ApiError(409, 'already_exists', `bucket "${spec.name}" is being deleted`, null, 'create it again once its deletion is applied (its operation succeeded)');
+      }
+      if (taken) throw new ApiError(409, 'already_exists', `bucket "${spec.name}" already exists`);
       if (buckets.length >= MAX_BUCKETS) throw new ApiError(400, 'invalid_request', `a project has at most ${MAX_BUCKETS} buckets`);
       return [{ type: 'BucketCreated', data: { projectId, bucket: spec } }];
     }

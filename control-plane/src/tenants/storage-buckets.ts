@@ -12,6 +12,8 @@ export interface BucketFacts {
   public: boolean;
   /** Whether `storage.objects` has any row of this bucket. */
   hasObjects: boolean;
+  /** A deletion of it is recorded and not applied yet: it may still fail (objects uploaded meanwhile), so its name stays taken. */
+  deleting?: boolean;
 }
 
 interface BucketRow {
