@@ -138,6 +138,25 @@ describe('deleting buckets', () => {
     { name: 'force=true empties it through the workflow and deletes it', method: 'DELETE', url: () => `${base()}/full-one?force=true`, headers: auth, expectedStatus: 200, expectedEvents: applied('BucketDeletionRequested') },
   ]);
 
+  it('answers 422 apply_failed at once with the database\'s words when the app\'s trigger refuses the change, and changes nothing', async () => {
+    expect((await call('POST', base(), { headers: auth(), body: { name: 'kept' } })).status).toBe(201);
+    await putObject('kept', 'one.txt');
+    await tenant.asOwner(`create function public.keep_buckets() returns trigger language plpgsql as $$ begin raise exception 'kept by the app'; end $$`);
+    await tenant.asOwner('create trigger keep_buckets before delete on storage.buckets for each row execute function public.keep_buckets()');
+    try {
+      // What the app's trigger raises (P0001) is the same at every try: not retried for minutes while the project's later changes wait.
+      const refused = await call('DELETE', `${base()}/kept?force=true`, { headers: auth() });
+      expect(refused.status, refused.text).toBe(422);
+      expect(refused.body).toMatchObject({ code: 'apply_failed', details: { code: 'P0001', message: 'kept by the app' } });
+    } finally {
+      await tenant.asOwner('drop trigger keep_buckets on storage.buckets');
+      await tenant.asOwner('drop function public.keep_buckets()');
+    }
+    expect(await bucketRow('kept')).toBeDefined();
+    expect(await objectRows('kept')).toBe(1);
+    expect(await storedKeys('kept')).toHaveLength(1);
+  });
+
   it('left nothing of the forced bucket: no row, no object rows, no bytes in the store', async () => {
     expect(await bucketRow('full-one')).toBeUndefined();
     expect(await objectRows('full-one')).toBe(0);

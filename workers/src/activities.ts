@@ -97,13 +97,27 @@ const extendedProtocol = (text: string) => ({ text, queryMode: 'extended' }) as 
 const DUPLICATE = new Set(['42710', '42P04', '23505']);
 
 /**
+ * SQLSTATE classes of errors the same statement meets again however often it
+ * is retried: data (22), constraints (23), syntax and access (42), dependent
+ * objects (2B), schema names (3F), features (0A), and what an app's triggers
+ * and functions raise (09 triggered action, 20 case not found, 21
+ * cardinality, 27 triggered data change, 2F routine, 38 and 39 external
+ * routines, 44 check option, P0 PL/pgSQL's RAISE and ASSERT), roles (0L, 0P)
+ * and program limits (54: too many columns, a statement too complex). The
+ * rest (connections 08, resources 53, serialization and deadlocks 40,
+ * locks 55, shutdowns 57, system errors 58 and XX) may pass.
+ */
+const PERMANENT_SQLSTATE = /^(22|23|42|2B|3F|0A|09|0L|0P|20|21|27|2F|38|39|44|54|P0)/;
+
+/**
  * A database error that retrying cannot fix (bad SQL, a constraint, no
- * privilege) becomes a non-retryable failure carrying PostgreSQL's words;
- * anything else (connection lost, server restarting) is retried.
+ * privilege, an app's trigger refusing) becomes a non-retryable failure
+ * carrying PostgreSQL's words; anything else (connection lost, server
+ * restarting) is retried.
  */
 export function classifyError(error: unknown): unknown {
   const e = error as { code?: string; message?: string; detail?: string; hint?: string };
-  if (typeof e.code === 'string' && /^(22|23|42|2B|3F|0A)/.test(e.code)) {
+  if (typeof e.code === 'string' && PERMANENT_SQLSTATE.test(e.code)) {
     const info: DatabaseErrorInfo = { code: e.code, message: e.message ?? 'database error', detail: e.detail ?? null, hint: e.hint ?? null };
     return ApplicationFailure.nonRetryable(info.message, 'DatabaseError', info);
   }
