@@ -98,6 +98,28 @@ describe('refusals record nothing', () => {
     { name: 'another team’s member cannot list', method: 'GET', url: () => base(), headers: () => bearer(bob.token), expectedStatus: 404 },
     { name: 'the service key may list buckets', method: 'GET', url: () => base(), headers: () => apikey(project.serviceKey), expectedStatus: 200, expectedContent: ['avatars'] },
   ]);
+
+  it('refuses a change of buckets through the SQL console, which would not be in the history: buckets change through commands', async () => {
+    const before = await streamVersion(project.id);
+    for (const query of [
+      `update storage.buckets set public = true where name = 'avatars'`,
+      `insert into storage.buckets (name, public) values ('sql-made', true)`,
+      `delete from storage.buckets where name = 'avatars'`,
+      'truncate storage.buckets cascade',
+    ]) {
+      const answer = await call('POST', '/api/sql/execute', { headers: auth(), body: { projectId: project.id, query } });
+      expect({ status: answer.status, code: answer.body.code, message: answer.body.message }, query).toEqual({
+        status: 400, code: '42501', message: "buckets change through the storage API, so that each change is in the project's history",
+      });
+      expect(answer.body.hint).toContain('/storage/buckets');
+    }
+    // Reading them is the console's as before.
+    const read = await call('POST', '/api/sql/execute', { headers: auth(), body: { projectId: project.id, query: `select name, public from storage.buckets where name = 'avatars'` } });
+    expect(read.status, read.text).toBe(200);
+    expect(await bucketRow('avatars')).toMatchObject({ public: false });
+    expect(await bucketRow('sql-made')).toBeUndefined();
+    expect(await streamVersion(project.id)).toBe(before);
+  });
 });
 
 describe('toggling public', () => {

@@ -27,7 +27,7 @@ import { tenantOwnerRole } from '@baseplane/contracts';
 import type { PlatformStore } from './platform-store';
 import { authSchemaSql } from './tenant-auth-sql';
 import { ddlOutboxSql, installSchemaSql } from './tenant-sql';
-import { storageSchemaSql } from './tenant-storage-sql';
+import { bucketGuardSql, storageSchemaSql } from './tenant-storage-sql';
 
 interface Revision {
   revision: number;
@@ -47,6 +47,8 @@ const REVISIONS: readonly Revision[] = [
   },
   // The DDL log as an outbox: the SQL console's DDL stays in the tenant until its event is recorded.
   { revision: 3, sql: (owner) => ddlOutboxSql(owner) },
+  // Buckets change through commands only: the SQL console's INSERT, UPDATE, DELETE or TRUNCATE of them is refused.
+  { revision: 4, sql: (owner) => bucketGuardSql(owner) },
 ];
 
 export const TENANT_SCHEMA_REVISION = REVISIONS[REVISIONS.length - 1]!.revision;

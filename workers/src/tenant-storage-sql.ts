@@ -1,11 +1,13 @@
 /**
  * The storage metadata of a tenant database, schema `storage`: buckets (only
- * ever changed by the project's workflow, applying bucket events) and objects
+ * ever changed by the project's workflow, applying bucket events; revision 4
+ * refuses the SQL console's changes) and objects
  * (rows the storage API writes beside the bytes in the object store). Laid
  * out and granted as Supabase does, so apps write the same RLS policies.
  */
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
 
 /**
  * Runs inside the install transaction, as a superuser. The owner role owns both
@@ -53,5 +55,33 @@ export function storageSchemaSql(ownerRole: string): string[] {
     // Buckets change through commands only; the API roles may read them where a policy lets them.
     'grant select on storage.buckets to anon, authenticated, service_role',
     'grant select, insert, update, delete on storage.objects to anon, authenticated, service_role',
+  ];
+}
+
+/**
+ * Revision 4: buckets change through commands only, so that each change is in
+ * the project's history (ARCHITECTURE.md: everything an operator changes is).
+ * The owner owns `storage.buckets` (policies need it), and the SQL console
+ * runs as the owner: an INSERT, UPDATE, DELETE or TRUNCATE of buckets from an
+ * owner's session is refused, with a hint to the storage API. The workflow
+ * applies bucket events from its apply role's session (as the owner, by SET
+ * ROLE), which passes. The owner may still drop the trigger: that is DDL, and
+ * the console records it. Safe to run again.
+ */
+export function bucketGuardSql(ownerRole: string): string[] {
+  return [
+    `create or replace function baseplane_meta.buckets_change_through_api() returns trigger
+       language plpgsql set search_path = pg_catalog as $$
+       begin
+         if session_user = ${literal(ownerRole)} then
+           raise exception 'buckets change through the storage API, so that each change is in the project''s history'
+             using errcode = '42501', hint = 'create, update or delete buckets with POST, PATCH or DELETE /api/projects/<id>/storage/buckets';
+         end if;
+         return null;
+       end
+     $$`,
+    'revoke all on function baseplane_meta.buckets_change_through_api() from public',
+    `create or replace trigger buckets_change_through_api before insert or update or delete or truncate on storage.buckets
+       for each statement execute function baseplane_meta.buckets_change_through_api()`,
   ];
 }

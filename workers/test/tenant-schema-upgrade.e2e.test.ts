@@ -31,6 +31,9 @@ const outbox = async () => (await tenant.client.query<{ batch: boolean; actor: b
           exists (select from information_schema.columns where table_schema = 'baseplane_meta' and table_name = 'ddl_log' and column_name = 'actor') as actor,
           (select array_agg(distinct proname::text order by proname::text) from pg_proc where pronamespace = 'baseplane_meta'::regnamespace and proname like '%ddl_log') as functions`,
 )).rows[0];
+/** Whether revision 4's trigger guards storage.buckets. */
+const bucketGuard = async () =>
+  (await tenant.client.query(`select exists (select from pg_trigger where tgrelid = 'storage.buckets'::regclass and tgname = 'buckets_change_through_api') as guarded`)).rows[0].guarded;
 const marker = async () => (await tenant.client.query<{ revision: number }>('select revision from baseplane_meta.schema_revision')).rows[0]?.revision;
 const recorded = async (projectId: string) =>
   (await platformDb.query<{ revision: number }>('select revision from tenant_schema_revisions where project_id = $1', [projectId])).rows[0]?.revision;
@@ -57,7 +60,8 @@ afterAll(async () => {
 
 describe('tenant schema revisions', () => {
   it('provisions a project at the latest revision, noted in its database and the platform', async () => {
-    expect(TENANT_SCHEMA_REVISION).toBeGreaterThanOrEqual(3);
+    expect(TENANT_SCHEMA_REVISION).toBeGreaterThanOrEqual(4);
+    expect(await bucketGuard()).toBe(true);
     expect(await outbox()).toEqual({ batch: true, actor: true, functions: ['ack_ddl_log', 'pending_ddl_log', 'take_ddl_log'] });
     expect(await marker()).toBe(TENANT_SCHEMA_REVISION);
     expect(await recorded(project.id)).toBe(TENANT_SCHEMA_REVISION);
@@ -70,6 +74,8 @@ describe('tenant schema revisions', () => {
     // Nor the DDL outbox of revision 3.
     await tenant.client.query(`drop function baseplane_meta.pending_ddl_log(); drop function baseplane_meta.ack_ddl_log(uuid);
       drop function baseplane_meta.take_ddl_log(xid8, uuid, text); alter table baseplane_meta.ddl_log drop column batch, drop column actor`);
+    // Nor the bucket guard of revision 4.
+    await tenant.client.query('drop trigger buckets_change_through_api on storage.buckets; drop function baseplane_meta.buckets_change_through_api()');
     await tenant.client.query('drop table baseplane_meta.schema_revision');
     await platformDb.query('delete from tenant_schema_revisions where project_id = $1', [project.id]);
     // Since then its owner locked anon out of public, and the app has data.
@@ -91,6 +97,7 @@ describe('tenant schema revisions', () => {
 
     expect(await indexes()).toEqual(REVISION_2_INDEXES);
     expect(await outbox()).toEqual({ batch: true, actor: true, functions: ['ack_ddl_log', 'pending_ddl_log', 'take_ddl_log'] });
+    expect(await bucketGuard()).toBe(true);
     expect(await marker()).toBe(TENANT_SCHEMA_REVISION);
     expect(await recorded(project.id)).toBe(TENANT_SCHEMA_REVISION);
     expect(logged).toContainEqual(expect.objectContaining({ msg: 'tenant schema upgraded', projectId: project.id, from: 1, to: TENANT_SCHEMA_REVISION }));
