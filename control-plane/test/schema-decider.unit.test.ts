@@ -100,4 +100,51 @@ describe('changes recorded but not yet applied', () => {
     expect(facts.tables[0]!.columns.map((c) => c.name)).toEqual(['id', 'body', 'owner_id']);
     expect(refusal({ type: 'AddColumn', data: { projectId, table: 'todos', column: { name: 'x', type: 'text' } } }, active, facts).status).toBe(404);
   });
+
+  it('holds the names a pending drop or rename frees until it is applied: it can still fail', () => {
+    // A drop another table's foreign key blocks, a rename whose new type does not take the values: both fail when applied.
+    const pending = [
+      recorded(5, { type: 'TableDropped', data: { projectId, name: 'todos' } }),
+      recorded(6, { type: 'ColumnDropped', data: { projectId, table: 'notes', column: 'code' } }),
+      recorded(7, { type: 'ColumnUpdated', data: { projectId, table: 'notes', column: 'amount', change: { name: 'amount_text', type: 'int4' } } }),
+    ].reduce(trackPending, [] as PendingChange[]);
+    const notes: TableInfo = { ...todos, name: 'notes', columns: [column('id', { isPrimaryKey: true }), column('code'), column('amount')], foreignKeys: [] };
+    let facts = withPendingSchema(catalog([todos, notes]), pending);
+    expect(refusal({ type: 'CreateTable', data: { projectId, name: 'todos', columns: [], access: 'custom' } }, active, facts))
+      .toEqual({ status: 409, code: 'already_exists', message: 'table "todos" is being dropped' });
+    for (const name of ['code', 'amount']) {
+      expect(refusal({ type: 'AddColumn', data: { projectId, table: 'notes', column: { name, type: 'text' } } }, active, facts)).toMatchObject({ status: 409, code: 'already_exists' });
+      expect(refusal({ type: 'UpdateColumn', data: { projectId, table: 'notes', column: 'id', change: { name } } }, active, facts)).toMatchObject({ status: 409 });
+    }
+    // Gone from what commands act on meanwhile.
+    expect(refusal({ type: 'DropTable', data: { projectId, name: 'todos' } }, active, facts).status).toBe(404);
+    // Once their outcomes are in, the names are free (a failed drop leaves the table, as the catalog then says).
+    const settled = [5, 6, 7].reduce((list, version) => trackPending(list, { type: 'SchemaChangeApplied', data: { projectId, causationVersion: version } }), pending);
+    facts = withPendingSchema(catalog([{ ...notes, columns: [column('id', { isPrimaryKey: true }), column('amount_text')] }]), settled);
+    expect(decideSchema({ type: 'CreateTable', data: { projectId, name: 'todos', columns: [], access: 'custom' } }, active, facts)).toHaveLength(1);
+    expect(decideSchema({ type: 'AddColumn', data: { projectId, table: 'notes', column: { name: 'amount', type: 'text' } } }, active, facts)).toHaveLength(1);
+  });
+
+  it('takes the names a pending table creation makes beside the table: its key\'s index, unique columns\' indexes, its id sequence', () => {
+    const pending = [recorded(5, { type: 'TableCreated', data: { projectId, name: 'gadgets', columns: [{ name: 'sku', type: 'text', unique: true }], access: 'custom' } })]
+      .reduce(trackPending, [] as PendingChange[]);
+    const facts = withPendingSchema(catalog(), pending);
+    for (const name of ['gadgets_pkey', 'gadgets_id_seq', 'gadgets_sku_key']) {
+      expect(refusal({ type: 'CreateTable', data: { projectId, name, columns: [], access: 'custom' } }, active, facts), name).toMatchObject({ status: 409, code: 'already_exists' });
+    }
+  });
+});
+
+describe('checks that would otherwise fail only when applied', () => {
+  it('refuses a system column\'s name, a nullable primary key column, and a foreign key named as an index or key constraint', () => {
+    for (const name of ['xmin', 'ctid', 'tableoid']) {
+      expect(refusal({ type: 'AddColumn', data: { projectId, table: 'todos', column: { name, type: 'text' } } }).status, name).toBe(400);
+      expect(refusal({ type: 'CreateTable', data: { projectId, name: 'x', columns: [{ name, type: 'text' }], access: 'custom' } }).status, name).toBe(400);
+      expect(refusal({ type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'title', change: { name } } }).status, name).toBe(400);
+    }
+    expect(refusal({ type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'id', change: { nullable: true } } })).toMatchObject({ status: 400, code: 'invalid_request' });
+    expect(decideSchema({ type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'title', change: { nullable: false } } }, active, catalog())).toHaveLength(1);
+    const withKey = catalog([todos], [{ name: 'todos_pkey', kind: 'index' }]);
+    expect(refusal({ type: 'AddForeignKey', data: { projectId, table: 'todos', foreignKey: { name: 'todos_pkey', columns: ['title'], references: { table: 'todos', columns: ['id'] } } } }, active, withKey).status).toBe(409);
+  });
 });

@@ -34,12 +34,15 @@ const column = (name: string, type: string, extra: Partial<TableInfo['columns'][
 });
 
 /**
- * The tables once `pending` is applied. Each step is idempotent (adds what is
- * missing, removes what is there), because the catalog is read after the
- * stream and may already hold some of them.
+ * The tables once `pending` is applied, with the names its drops and renames
+ * free still held (`held`) until they are: a pending change can fail. Each
+ * step is idempotent (adds what is missing, removes what is there), because
+ * the catalog is read after the stream and may already hold some of them.
  */
 export function withPendingSchema(facts: SchemaFacts, pending: PendingChange[]): SchemaFacts {
   let tables = facts.tables;
+  let otherObjects = facts.otherObjects;
+  const held: NonNullable<SchemaFacts['held']> = { tables: [], columns: [] };
   const onTable = (name: string, change: (t: TableInfo) => TableInfo) => {
     tables = tables.map((t) => (t.name === name ? change(t) : t));
   };
@@ -55,9 +58,18 @@ export function withPendingSchema(facts: SchemaFacts, pending: PendingChange[]):
           ...(access === 'owner' && !columns.some((c) => c.name === 'owner_id') ? [column('owner_id', 'uuid', { default: 'auth.uid()' })] : []),
         ];
         tables = [...tables, { name, schema: 'public', columns: all, primaryKey: keyed.length === 0 ? ['id'] : keyed, foreignKeys: [], rlsEnabled: true, access, policies: [] }];
+        // What the CREATE TABLE makes beside the table takes its name too: the key's index, the unique columns'
+        // indexes, the automatic id's sequence (PostgreSQL's names; longer ones it shortens, left out here).
+        const implied = [
+          { name: `${name}_pkey`, kind: 'index' },
+          ...columns.filter((c) => c.unique && !c.primaryKey).map((c) => ({ name: `${name}_${c.name}_key`, kind: 'index' })),
+          ...(keyed.length === 0 ? [{ name: `${name}_id_seq`, kind: 'sequence' }] : []),
+        ].filter((o) => o.name.length <= 63);
+        otherObjects = [...otherObjects, ...implied];
         break;
       }
       case 'TableDropped':
+        held.tables.push(event.data.name);
         tables = tables.filter((t) => t.name !== event.data.name);
         break;
       case 'ColumnAdded': {
@@ -69,10 +81,12 @@ export function withPendingSchema(facts: SchemaFacts, pending: PendingChange[]):
         const { column: from, change } = event.data;
         if (change.name === undefined || change.name === from) break;
         const to = change.name;
+        held.columns.push({ table: event.data.table, column: from });
         onTable(event.data.table, (t) => (t.columns.some((c) => c.name === to) ? t : { ...t, columns: t.columns.map((c) => (c.name === from ? { ...c, name: to } : c)) }));
         break;
       }
       case 'ColumnDropped':
+        held.columns.push({ table: event.data.table, column: event.data.column });
         onTable(event.data.table, (t) => ({ ...t, columns: t.columns.filter((c) => c.name !== event.data.column) }));
         break;
       case 'ForeignKeyAdded': {
@@ -87,7 +101,7 @@ export function withPendingSchema(facts: SchemaFacts, pending: PendingChange[]):
         break;
     }
   }
-  return { ...facts, tables };
+  return { ...facts, tables, otherObjects, held };
 }
 
 /**

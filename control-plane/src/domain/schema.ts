@@ -20,6 +20,23 @@ import type { ProjectState } from './project';
 const taken = (what: string) => new ApiError(409, 'already_exists', `${what} already exists`);
 const unknownColumn = (table: string, column: string) => new ApiError(400, 'unknown_column', `column "${column}" does not exist in table "${table}"`);
 
+/** System columns every table has: a column cannot take their names. */
+const SYSTEM_COLUMNS = new Set(['tableoid', 'xmin', 'cmin', 'xmax', 'cmax', 'ctid']);
+
+/** A new column's name: an identifier, and not a system column's. */
+function columnName(name: string): string {
+  checkIdentifier(name, 'column');
+  if (SYSTEM_COLUMNS.has(name)) throw new ApiError(400, 'invalid_request', `"${name}" is the name of a system column every table has`);
+  return name;
+}
+
+/** 409 when a recorded drop or rename, not applied yet, still holds the column's name. */
+function assertColumnNotHeld(facts: SchemaFacts, table: string, column: string): void {
+  if (facts.held?.columns.some((h) => h.table === table && h.column === column)) {
+    throw new ApiError(409, 'already_exists', `column "${column}" of table "${table}" is being dropped or renamed`, null, 'take its name once that change is applied (its operation succeeded)');
+  }
+}
+
 function table(catalog: TableInfo[], name: string): TableInfo {
   const found = catalog.find((t) => t.name === name);
   if (!found) throw notFound(`table "${name}"`);
@@ -36,11 +53,15 @@ export function decideSchema(command: SchemaCommand, project: ProjectState, fact
       const { name, columns, access } = command.data;
       checkIdentifier(name, 'table');
       if (catalog.some((t) => t.name === name)) throw taken(`table "${name}"`);
+      if (facts.held?.tables.includes(name)) {
+        throw new ApiError(409, 'already_exists', `table "${name}" is being dropped`, null, 'create it again once the drop is applied (its operation succeeded)');
+      }
       // A view, sequence, index, type… of that name would make the CREATE TABLE fail when applied.
       const other = facts.otherObjects.find((o) => o.name === name);
       if (other) throw taken(`a ${other.kind} named "${name}"`);
       const names = new Set<string>();
       for (const column of columns) {
+        columnName(column.name);
         if (names.has(column.name)) throw new ApiError(400, 'invalid_request', `column "${column.name}" is given twice`);
         names.add(column.name);
       }
@@ -58,17 +79,23 @@ export function decideSchema(command: SchemaCommand, project: ProjectState, fact
       return [{ type: 'TableDropped', data: { projectId, name: command.data.name } }];
     case 'AddColumn': {
       const target = table(catalog, command.data.table);
-      checkIdentifier(command.data.column.name, 'column');
+      columnName(command.data.column.name);
       if (target.columns.some((c) => c.name === command.data.column.name)) throw taken(`column "${command.data.column.name}"`);
+      assertColumnNotHeld(facts, target.name, command.data.column.name);
       return [{ type: 'ColumnAdded', data: { projectId, table: target.name, column: command.data.column } }];
     }
     case 'UpdateColumn': {
       const target = table(catalog, command.data.table);
-      if (!target.columns.some((c) => c.name === command.data.column)) throw notFound(`column "${command.data.column}"`);
+      const current = target.columns.find((c) => c.name === command.data.column);
+      if (!current) throw notFound(`column "${command.data.column}"`);
       const change: ColumnChange = { ...command.data.change };
       if (change.name !== undefined && change.name !== command.data.column) {
-        checkIdentifier(change.name, 'column');
+        columnName(change.name);
         if (target.columns.some((c) => c.name === change.name)) throw taken(`column "${change.name}"`);
+        assertColumnNotHeld(facts, target.name, change.name);
+      }
+      if (change.nullable === true && current.isPrimaryKey) {
+        throw new ApiError(400, 'invalid_request', `column "${current.name}" is in the primary key, which is never null`);
       }
       if (change.type !== undefined) change.type = normalizeType(change.type);
       if (change.using !== undefined && change.type === undefined) throw new ApiError(400, 'invalid_request', '"using" goes with a new "type"');
@@ -91,6 +118,8 @@ export function decideSchema(command: SchemaCommand, project: ProjectState, fact
       }
       const name = checkIdentifier(fk.name ?? `${target.name}_${fk.columns.join('_')}_fkey`.slice(0, 63), 'foreign key');
       if (catalog.some((t) => t.foreignKeys.some((f) => f.name === name) || t.name === name)) throw taken(`foreign key "${name}"`);
+      // A primary key or unique constraint of that name (its index has the name): PostgreSQL would refuse it when applied.
+      if (facts.otherObjects.some((o) => o.kind === 'index' && o.name === name)) throw taken(`an index or constraint named "${name}"`);
       return [{ type: 'ForeignKeyAdded', data: { projectId, table: target.name, foreignKey: { ...fk, name, onDelete: fk.onDelete ?? 'no action', onUpdate: fk.onUpdate ?? 'no action' } } }];
     }
     case 'DropForeignKey': {

@@ -132,6 +132,11 @@ export interface OtherObject {
 export interface SchemaFacts {
   tables: TableInfo[];
   otherObjects: OtherObject[];
+  /**
+   * Names a recorded change frees only once it is applied (a dropped table's, a dropped or renamed column's): the
+   * change can still fail (a foreign key depends on it, a value does not convert), so they stay taken until then.
+   */
+  held?: { tables: string[]; columns: Array<{ table: string; column: string }> };
 }
 
 export async function readSchemaFacts(client: PoolClient): Promise<SchemaFacts> {
