@@ -103,14 +103,12 @@ const DUPLICATE = new Set(['42710', '42P04', '23505']);
  * and functions raise (09 triggered action, 20 case not found, 21
  * cardinality, 27 triggered data change, 2F routine, 38 and 39 external
  * routines, 44 check option, P0 PL/pgSQL's RAISE and ASSERT), roles (0L, 0P)
- * and program limits (54: too many columns, a statement too complex), and
- * 55000, an object not in the state the statement needs (a `using` calling
- * `currval` of a sequence the session has not used). The rest (connections
- * 08, resources 53, serialization and deadlocks 40, locks and objects in use
- * 55P03 and 55006, cancels and shutdowns 57, system errors 58 and XX) may
- * pass.
+ * and program limits (54: too many columns, a statement too complex). The
+ * rest (connections 08, resources 53, serialization and deadlocks 40, class
+ * 55, cancels and shutdowns 57, system errors 58 and XX) may pass: 55000 is
+ * also what a database not accepting connections answers, an outage.
  */
-const PERMANENT_SQLSTATE = /^(22|23|42|2B|3F|0A|09|0L|0P|20|21|27|2F|38|39|44|54|P0)|^55000$/;
+const PERMANENT_SQLSTATE = /^(22|23|42|2B|3F|0A|09|0L|0P|20|21|27|2F|38|39|44|54|P0)/;
 
 /**
  * A database error that retrying cannot fix (bad SQL, a constraint, no
