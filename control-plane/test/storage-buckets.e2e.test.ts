@@ -6,11 +6,10 @@
  * fs by default; run with STORAGE_BACKEND=s3 for the embedded S3 server).
  */
 import { Readable } from 'node:stream';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bucketPrefix, objectKey, projectPrefix, type ObjectStore } from '@baseplane/contracts/object-store';
-import { apikey, bearer, call, createProject, projectEventTypes, scenarios, signUpOperator, streamVersion, type Answer, type Operator, type ProjectAnswer } from '../../deploy/test/http';
-import { connectTenant, tenantUrl, type TenantDatabase } from '../../deploy/test/tenant';
+import { apikey, bearer, call, createProject, projectEventTypes, scenarios, signUpOperator, streamVersion, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+import { connectTenant, whileAppliesWait, type TenantDatabase } from '../../deploy/test/tenant';
 import { putObject as putFixture, servicesBackend, servicesStore } from './storage-fixtures';
 
 let ada: Operator;
@@ -219,25 +218,17 @@ describe('waiting', () => {
 describe('a deletion recorded and not applied yet', () => {
   it('keeps its bucket\'s name taken: a create of it is 409 and records nothing, and the deletion, refused once an object came, leaves the bucket', async () => {
     expect((await call('POST', base(), { headers: auth(), body: { name: 'held' } })).status).toBe(201);
-    // The workflow's next apply waits while the tenant's applied-version marker is held.
-    const hold = new pg.Client({ connectionString: tenantUrl(project.id) });
-    await hold.connect();
-    let deletion: Answer;
-    try {
-      await hold.query('begin');
-      await hold.query('select version from baseplane_meta.applied for update');
-      deletion = await call('DELETE', `${base()}/held`, { headers: { ...auth(), prefer: 'respond-async' } });
-      expect(deletion.status, deletion.text).toBe(202);
+    const deletion = await whileAppliesWait(project.id, async () => {
+      const accepted = await call('DELETE', `${base()}/held`, { headers: { ...auth(), prefer: 'respond-async' } });
+      expect(accepted.status, accepted.text).toBe(202);
       // The bucket is there until the deletion is applied: an object comes into it meanwhile.
       await putObject('held', 'late.txt');
       const before = await streamVersion(project.id);
       const created = await call('POST', base(), { headers: auth(), body: { name: 'held' } });
       expect({ status: created.status, code: created.body.code, message: created.body.message }).toEqual({ status: 409, code: 'already_exists', message: 'bucket "held" is being deleted' });
       expect(await streamVersion(project.id)).toBe(before);
-    } finally {
-      await hold.query('commit');
-      await hold.end();
-    }
+      return accepted;
+    });
     const operation = `/api/projects/${project.id}/operations/${deletion.body.operation.id}`;
     await expect.poll(async () => (await call('GET', operation, { headers: auth() })).body.status, { timeout: 30_000 }).toBe('failed');
     expect(await bucketRow('held')).toBeDefined();

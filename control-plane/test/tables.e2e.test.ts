@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantOwnerRole } from '@baseplane/contracts';
-import { apikey, bearer, call, createProject, projectEventTypes, scenarios, signUpOperator, streamVersion, type Answer, type Operator, type ProjectAnswer } from '../../deploy/test/http';
-import { connectTenant, tenantUrl, type TenantDatabase } from '../../deploy/test/tenant';
-import pg, { type PoolClient } from 'pg';
+import { apikey, bearer, call, createProject, projectEventTypes, scenarios, signUpOperator, streamVersion, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+import { connectTenant, whileAppliesWait, type TenantDatabase } from '../../deploy/test/tenant';
+import type { PoolClient } from 'pg';
 import { readCatalog } from '../src/tenants/catalog';
 
 let ada: Operator;
@@ -185,23 +185,15 @@ describe('a drop recorded and not applied yet', () => {
     expect((await call('POST', base(), { headers: auth(), body: { name: 'parents', columns: [{ name: 'label', type: 'text' }] } })).status).toBe(201);
     expect((await call('POST', base(), { headers: auth(), body: { name: 'children', columns: [{ name: 'parent_id', type: 'int8' }] } })).status).toBe(201);
     expect((await call('POST', `${base()}/children/foreign-keys`, { headers: auth(), body: { columns: ['parent_id'], references: { table: 'parents', columns: ['id'] } } })).status).toBe(201);
-    // The workflow's next apply waits while the tenant's applied-version marker is held.
-    const hold = new pg.Client({ connectionString: tenantUrl(project.id) });
-    await hold.connect();
-    let dropped: Answer;
-    try {
-      await hold.query('begin');
-      await hold.query('select version from baseplane_meta.applied for update');
-      dropped = await call('DELETE', `${base()}/parents`, { headers: { ...auth(), prefer: 'respond-async' } });
-      expect(dropped.status, dropped.text).toBe(202);
+    const dropped = await whileAppliesWait(project.id, async () => {
+      const accepted = await call('DELETE', `${base()}/parents`, { headers: { ...auth(), prefer: 'respond-async' } });
+      expect(accepted.status, accepted.text).toBe(202);
       const before = await streamVersion(project.id);
       const created = await call('POST', base(), { headers: auth(), body: { name: 'parents', columns: [{ name: 'label', type: 'text' }] } });
       expect({ status: created.status, message: created.body.message }).toEqual({ status: 409, message: 'table "parents" is being dropped' });
       expect(await streamVersion(project.id)).toBe(before);
-    } finally {
-      await hold.query('commit');
-      await hold.end();
-    }
+      return accepted;
+    });
     const operation = `/api/projects/${project.id}/operations/${dropped.body.operation.id}`;
     await expect.poll(async () => (await call('GET', operation, { headers: auth() })).body.status, { timeout: 30_000 }).toBe('failed');
     expect((await call('GET', operation, { headers: auth() })).body.error).toMatchObject({ code: '2BP01' });

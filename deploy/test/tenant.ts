@@ -42,3 +42,20 @@ export async function connectTenant(projectId: string): Promise<TenantDatabase> 
     end: () => client.end(),
   };
 }
+
+/**
+ * Runs `work` while the project's workflow cannot apply anything: the tenant's applied-version marker is held
+ * (`FOR UPDATE`), so the next apply waits for it. Changes recorded meanwhile stay pending until `work` ends.
+ */
+export async function whileAppliesWait<T>(projectId: string, work: () => Promise<T>): Promise<T> {
+  const hold = new pg.Client({ connectionString: tenantUrl(projectId) });
+  await hold.connect();
+  try {
+    await hold.query('begin');
+    await hold.query('select version from baseplane_meta.applied for update');
+    return await work();
+  } finally {
+    await hold.query('commit').catch(() => undefined);
+    await hold.end();
+  }
+}
