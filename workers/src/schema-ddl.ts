@@ -7,7 +7,7 @@
  */
 import { defaultSql, type ColumnChange, type ColumnSpec, type SchemaEvent, type TableAccess } from '@baseplane/contracts';
 
-const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+import { ident } from './sql-text';
 const qualified = (table: string) => `public.${ident(table)}`;
 
 function columnSql(column: ColumnSpec): string {

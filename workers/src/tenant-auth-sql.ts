@@ -4,7 +4,7 @@
  * superuser; the data plane works on it as the project's owner role.
  */
 
-const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+import { ident } from './sql-text';
 
 export function authSchemaSql(ownerRole: string): string[] {
   const owner = ident(ownerRole);

@@ -6,8 +6,7 @@
  */
 import { ACK_DDL_LOG_STATEMENT, REVISION_1_TAKE_DDL_LOG_STATEMENT, TAKE_DDL_LOG_STATEMENT, scramVerifier } from '@baseplane/contracts';
 
-const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
-const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
+import { ident, literal } from './sql-text';
 /** A password in a role statement: only its SCRAM verifier, never the password, goes into the statement's text. */
 const passwordLiteral = (password: string) => literal(scramVerifier(password));
 

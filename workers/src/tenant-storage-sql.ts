@@ -6,8 +6,7 @@
  * out and granted as Supabase does, so apps write the same RLS policies.
  */
 
-const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
-const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
+import { ident, literal } from './sql-text';
 
 /**
  * Runs inside the install transaction, as a superuser. The owner role owns both
