@@ -22,10 +22,9 @@ import { PROJECT_TASK_QUEUE, STORAGE_SWEEP_SCHEDULE_ID, STORAGE_SWEEP_WORKFLOW_T
 import { FS_STORAGE_DIR, objectKey, type ObjectStore } from '@baseplane/contracts/object-store';
 import { layoutOf } from '../../contracts/src/object-store/fs-layout';
 import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
-import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
+import { connectTenant, tenantUrl, type TenantDatabase } from '../../deploy/test/tenant';
 import { putObject, servicesStore } from '../../control-plane/test/storage-fixtures';
 import { createStorageSweepActivities } from '../src/storage-sweep';
-import { tenantAdminUrl } from '../src/tenant-pools';
 
 let operator: Operator;
 let project: ProjectAnswer;
@@ -101,7 +100,7 @@ it('removes the bytes no row names, and nothing else', async () => {
 it('keeps the bytes of an upload whose row is claimed but not yet committed', async () => {
   // An upload between its rename and its COMMIT: bytes in place, the row inserted in a transaction still open.
   await strand('in-flight.txt');
-  const claim = new pg.Client({ connectionString: tenantAdminUrl(inject('tenantDatabaseUrl'), project.id) });
+  const claim = new pg.Client({ connectionString: tenantUrl(project.id) });
   await claim.connect();
   try {
     await claim.query('begin');

@@ -59,14 +59,14 @@ function isPartAFile(fieldName: string | undefined, contentType: string | undefi
 }
 
 /** `{projectId, bucket}` of the path, the bucket name's length checked. */
-function routeParams(request: FastifyRequest): { projectId: string; bucket: string } {
+export function routeParams(request: FastifyRequest): { projectId: string; bucket: string } {
   const params = request.params as { projectId: string; bucket: string };
   const { name } = validate(BucketNameParam, { name: params.bucket }, 'path');
   return { projectId: params.projectId, bucket: name };
 }
 
 /** The store key of an object, its path checked to be one every backend can hold. */
-function keyOf(projectId: string, bucket: string, path: string): string {
+export function keyOf(projectId: string, bucket: string, path: string): string {
   const key = objectKey(projectId, bucket, path);
   assertObjectKey(key);
   return key;

@@ -7,10 +7,11 @@
  * storing them, a delete since) are no object.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, BucketNameParam, IdParam, validate } from '@baseplane/contracts';
-import { assertObjectKey, objectKey, objectNotFound } from '@baseplane/contracts/object-store';
+import { ApiError, IdParam, validate } from '@baseplane/contracts';
+import { objectNotFound } from '@baseplane/contracts/object-store';
 import type { ProjectDirectory } from '../directory/project-directory';
 import { bindCors } from '../http/cors';
+import { keyOf, routeParams } from './object-routes';
 import type { ObjectAddress } from './object-urls';
 import type { Storage } from './storage';
 import { sendObject } from './send-object';
@@ -22,11 +23,9 @@ function addressOf(directory: ProjectDirectory, request: FastifyRequest): Object
   const project = directory.project(projectId);
   if (!project) throw new ApiError(404, 'not_found', 'object not found');
   if (project.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${project.status}`);
-  const { name: bucket } = validate(BucketNameParam, { name: params.bucket }, 'path');
+  const { bucket } = routeParams(request);
   const path = params['*'];
-  const key = objectKey(projectId, bucket, path);
-  assertObjectKey(key);
-  return { projectId, bucket, path, key };
+  return { projectId, bucket, path, key: keyOf(projectId, bucket, path) };
 }
 
 export function bindPublicObjectRoutes(app: FastifyInstance, directory: ProjectDirectory, storage: Storage): void {
