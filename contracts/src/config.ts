@@ -121,12 +121,17 @@ export function sqlConsoleVariables(env: Env): { statementTimeoutMs: number; row
 /**
  * The data API's connections per project and replica: DATA_API_POOL_SIZE
  * (held by one request alone; default 10, 1 to 100) and DATA_API_PIPELINES
- * (shared, pipelined; default 2, 0 to 100, 0 turns sharing off). Read by the data plane.
+ * (shared, pipelined; default 2, 0 to 100, 0 turns sharing off); and
+ * DATA_API_MAX_ROWS, the most rows a read answers (default 1,000 as
+ * Supabase's `max_rows`; 0 for no cap, as PostgREST's default). Read by the data plane.
  */
-export function dataApiVariables(env: Env): { poolSize: number; pipelines: number } {
+export function dataApiVariables(env: Env): { poolSize: number; pipelines: number; maxRows: number | undefined } {
+  const maxRows = text(env, 'DATA_API_MAX_ROWS');
+  if (maxRows !== undefined && !/^\d{1,9}$/.test(maxRows)) throw new ConfigError('DATA_API_MAX_ROWS', `must be a whole number (0 for no cap), got "${maxRows}"`);
   return {
     poolSize: connectionCount(env, 'DATA_API_POOL_SIZE', 1, 10),
     pipelines: connectionCount(env, 'DATA_API_PIPELINES', 0, 2),
+    maxRows: maxRows === undefined ? 1000 : Number(maxRows) === 0 ? undefined : Number(maxRows),
   };
 }
 

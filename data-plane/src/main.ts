@@ -15,7 +15,7 @@ import { CodeBook } from './auth/codes';
 import { RefreshTokens } from './auth/refresh-tokens';
 import { createMailer, type Mailer } from './mail/mailer';
 import { ProjectMailers } from './mail/project-mailers';
-import { createDataApi, dataApiPipelines, dataApiPoolSize } from './rest/data-api';
+import { createDataApi, dataApiMaxRows, dataApiPipelines, dataApiPoolSize } from './rest/data-api';
 import { ObjectUrls } from './storage/object-urls';
 import { StorageCallers } from './storage/storage-caller';
 import { StorageDb } from './storage/storage-db';
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const mailer: Mailer = config.smtpUrl
     ? createMailer(config.smtpUrl, config.mailFrom)
     : { send: () => Promise.reject(new ApiError(503, 'email_unavailable', 'no mail server is configured (SMTP_URL)')) };
-  const dataApi = createDataApi({ directory, tokens, logins, room, maxConnections: dataApiPoolSize(process.env), pipelines: dataApiPipelines(process.env) });
+  const dataApi = createDataApi({ directory, tokens, logins, room, maxConnections: dataApiPoolSize(process.env), pipelines: dataApiPipelines(process.env), maxRows: dataApiMaxRows(process.env) });
   const mailers = new ProjectMailers(mailer, new SecretBox(config.platformSecret));
   const store = await createObjectStore(config);
   const storageDb = new StorageDb(logins, room);

@@ -217,7 +217,7 @@ describe('npm start', () => {
   });
 
   // The README's Configuration: "Every variable is validated at start; a bad one stops it with one line naming it".
-  // These four are read by the services, not the supervisor: a bad one used to start PostgreSQL and Temporal, then
+  // These are read by the services, not the supervisor: a bad one used to start PostgreSQL and Temporal, then
   // restart the failing service for 60 s and end with "control-plane /healthz: not ready after 60 s".
   it('refuses a bad service variable before starting anything, with exit 1 and one line naming it', { timeout: 120_000 }, async () => {
     const bad: Array<[string, string]> = [
@@ -225,6 +225,7 @@ describe('npm start', () => {
       ['SQL_STATEMENT_TIMEOUT_MS', '0'],
       ['DATA_API_POOL_SIZE', '0'],
       ['DATA_API_PIPELINES', 'two'],
+      ['DATA_API_MAX_ROWS', '-5'],
       ['STORAGE_SWEEP_INTERVAL_MINUTES', 'hourly'],
     ];
     for (const [name, value] of bad) {

@@ -8,6 +8,7 @@ import type { ProjectDirectory } from '../directory/project-directory';
 import type { AccessTokens } from '../auth/access-tokens';
 import type { ConnectionRoom } from '../tenants/connection-room';
 import { DataPools, type DataPoolOptions } from './execute';
+import type { PlanLimits } from './plan';
 import { SchemaCache } from './schema-cache';
 
 export interface DataApi {
@@ -15,6 +16,8 @@ export interface DataApi {
   tokens: AccessTokens;
   pools: DataPools;
   schemas: SchemaCache;
+  /** What every plan is bounded by (the row cap). */
+  limits: PlanLimits;
   close(): Promise<void>;
 }
 
@@ -25,6 +28,8 @@ export interface DataApiOptions extends DataPoolOptions {
   logins: PlatformLogins;
   /** The room the replica's tenant connections share (auth's and storage's too). */
   room: ConnectionRoom;
+  /** DATA_API_MAX_ROWS ({@link dataApiMaxRows}); no cap when left out. */
+  maxRows?: number;
 }
 
 /** DATA_API_POOL_SIZE: connections per project and replica a request may hold alone (default 10, 1 to 100). */
@@ -35,6 +40,11 @@ export function dataApiPoolSize(env: Record<string, string | undefined>): number
 /** DATA_API_PIPELINES: shared pipelined connections per project and replica (default 2, 0 to 100; 0 turns sharing off). */
 export function dataApiPipelines(env: Record<string, string | undefined>): number {
   return dataApiVariables(env).pipelines;
+}
+
+/** DATA_API_MAX_ROWS: the most rows a read answers (default 1,000; 0 gives undefined, no cap). */
+export function dataApiMaxRows(env: Record<string, string | undefined>): number | undefined {
+  return dataApiVariables(env).maxRows;
 }
 
 /** Builds the data API's state and subscribes it to the event stream. */
@@ -61,6 +71,7 @@ export function createDataApi(options: DataApiOptions): DataApi {
     tokens: options.tokens,
     pools,
     schemas,
+    limits: options.maxRows === undefined ? {} : { maxRows: options.maxRows },
     async close() {
       stop();
       await pools.closeAll();

@@ -96,9 +96,14 @@ function statementRow(results: StepResult[], statement: Statement): StatementRow
     ? { body: raw.body ?? null, page_count: Number(raw.page_count ?? 0), total: raw.total ?? null, ...('location' in raw ? { location: raw.location } : {}) }
     : { ...EMPTY_ROW };
   if (!estimate) return row;
+  const above = statement.estimate!.above;
+  const exact = row.total === null ? null : Number(row.total);
+  if (above !== undefined && exact !== null && exact <= above) return row;
   const plan = estimate.fields[0]?.[0];
   const planRows = plan ? (JSON.parse(plan) as Array<{ Plan: { 'Plan Rows': number } }>)[0]?.Plan['Plan Rows'] : undefined;
-  return { ...row, total: planRows === undefined ? null : Math.round(planRows) };
+  if (planRows === undefined) return { ...row, total: null };
+  // Past the cap the estimate stands, but never below the rows already counted.
+  return { ...row, total: Math.max(Math.round(planRows), exact ?? 0) };
 }
 
 /** Statement names by text, so each connection parses a statement shape once. */

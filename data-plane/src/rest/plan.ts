@@ -21,6 +21,8 @@ export interface ReadPlan extends PlanBase {
   relation: RelationInfo;
   select: PlannedSelect[];
   modifiers: PlannedModifiers;
+  /** The row cap ({@link PlanLimits.maxRows}) when there is one: `count=estimated` counts exactly up to it. */
+  maxRows?: number;
 }
 
 export interface WritePlanBase extends PlanBase {
@@ -73,6 +75,22 @@ export interface RpcPlan extends PlanBase {
 
 export type Plan = ReadPlan | InsertPlan | UpdatePlan | DeletePlan | RpcPlan;
 
+/** What the service bounds in every plan. */
+export interface PlanLimits {
+  /**
+   * DATA_API_MAX_ROWS: the most rows a read, or an rpc returning a set, answers
+   * (PostgREST's `db-max-rows`, Supabase's `max_rows`). A `limit` or `Range`
+   * above it is cut to it; writes are not capped, as in PostgREST.
+   */
+  maxRows?: number;
+}
+
+/** `modifiers` with its limit cut to `maxRows`. */
+function capped(modifiers: PlannedModifiers, maxRows: number | undefined): PlannedModifiers {
+  if (maxRows === undefined || (modifiers.limit !== undefined && modifiers.limit <= maxRows)) return modifiers;
+  return { ...modifiers, limit: maxRows };
+}
+
 function relationOf(snapshot: SchemaSnapshot, name: string): RelationInfo {
   const relation = snapshot.relations.get(name);
   if (!relation) throw unknownTable(name);
@@ -107,13 +125,15 @@ function planWriteSelect(snapshot: SchemaSnapshot, request: ApiRequest, relation
 }
 
 /** Plans one request against one project's schema snapshot. */
-export function planRequest(request: ApiRequest, snapshot: SchemaSnapshot): Plan {
+export function planRequest(request: ApiRequest, snapshot: SchemaSnapshot, limits: PlanLimits = {}): Plan {
   switch (request.action) {
     case 'read': {
       const relation = relationOf(snapshot, request.target);
       const select = planSelect(snapshot, relation, request.select, request.modifiers, '');
       checkModifierPaths(request.modifiers, select);
-      return { kind: 'read', ...base(request), relation, select, modifiers: planModifiers(relation, request.modifiers, '') };
+      const plan: ReadPlan = { kind: 'read', ...base(request), relation, select, modifiers: capped(planModifiers(relation, request.modifiers, ''), limits.maxRows) };
+      if (limits.maxRows !== undefined) plan.maxRows = limits.maxRows;
+      return plan;
     }
     case 'insert': {
       const relation = relationOf(snapshot, request.target);
@@ -146,8 +166,11 @@ export function planRequest(request: ApiRequest, snapshot: SchemaSnapshot): Plan
       if (modifiers.where.length === 0) throw filterRequired('DELETE');
       return { kind: 'delete', ...base(request), relation, return: request.prefer.return, select: planWriteSelect(snapshot, request, relation), modifiers };
     }
-    case 'rpc':
-      return planRpc(request, snapshot);
+    case 'rpc': {
+      const plan = planRpc(request, snapshot);
+      if (plan.fn.returnsSet) plan.modifiers = capped(plan.modifiers, limits.maxRows);
+      return plan;
+    }
   }
 }
 
@@ -250,6 +273,11 @@ function planRpc(request: ApiRequest, snapshot: SchemaSnapshot): RpcPlan {
     plan.modifiers = planModifiers(source, request.modifiers, '');
   } else if (filters.length > 0) {
     throw unknownFunction(request.target);
+  } else if (fn.returnsSet) {
+    // A set of scalars has no columns to filter or order by, but is paged like rows.
+    const { limit, offset } = request.modifiers.get('') ?? {};
+    if (limit !== undefined) plan.modifiers.limit = limit;
+    if (offset !== undefined) plan.modifiers.offset = offset;
   }
   return plan;
 }

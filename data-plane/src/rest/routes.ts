@@ -71,7 +71,7 @@ async function handle(api: DataApi, request: FastifyRequest, reply: FastifyReply
     body,
   });
   timer.mark('parse');
-  const plan = await planWithCache(api, projectId, (snapshot) => planRequest(parsed, snapshot));
+  const plan = await planWithCache(api, projectId, (snapshot) => planRequest(parsed, snapshot, api.limits));
   timer.mark('plan');
   const statement = statementFor(plan);
   timer.mark('sql');

@@ -12,8 +12,12 @@ import { Aliases, Params, columnList, ident, innerJoinsSql, orderSql, pageSql, q
 export interface Statement {
   text: string;
   values: unknown[];
-  /** `count=planned|estimated`: an EXPLAIN whose row estimate is the answer's total. */
-  estimate?: { text: string; values: unknown[] };
+  /**
+   * `count=planned|estimated`: an EXPLAIN whose row estimate is the answer's
+   * total, or with `above`, only when the statement's exact `total` (counted up
+   * to one row past `above`) is past `above`.
+   */
+  estimate?: { text: string; values: unknown[]; above?: number };
 }
 
 /** What the one row of every statement carries. */
@@ -64,6 +68,12 @@ function readSql(plan: ReadPlan): Statement {
     const countParams = new Params();
     const countWhere = [whereSql(plan.modifiers.where, t, countParams), ...innerJoinsSql(plan.select, t, countParams, new Aliases())].join(' and ');
     estimate = { text: `explain (format json) select 1 from ${from} where ${countWhere}`, values: countParams.values };
+    if (plan.count === 'estimated' && plan.maxRows !== undefined) {
+      // As PostgREST: exact up to the row cap, counted over at most one row more; the estimate only past it.
+      const exactWhere = [whereSql(plan.modifiers.where, t, params), ...innerJoinsSql(plan.select, t, params, new Aliases())].join(' and ');
+      total = `(select count(*) from (select 1 from ${from} where ${exactWhere} limit ${params.add(plan.maxRows + 1)}) _c)`;
+      estimate.above = plan.maxRows;
+    }
   } else if (plan.count) {
     const countWhere = [whereSql(plan.modifiers.where, t, params), ...innerJoinsSql(plan.select, t, params, new Aliases())].join(' and ');
     total = `(select count(*) from ${from} where ${countWhere})`;
@@ -221,7 +231,9 @@ function rpcSql(plan: RpcPlan): Statement {
     return { text: `select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, null::bigint as total from (${page}) _s`, values: params.values };
   }
   if (plan.fn.returnsSet) {
-    return { text: `select coalesce(json_agg(_s.v), '[]')::text as body, count(*)::int as page_count, null::bigint as total from ${before}${call} as _s(v)`, values: params.values };
+    const page = pageSql(plan.modifiers, params);
+    const rows = page === '' ? `${before}${call} as _s(v)` : `(select _s.v from ${before}${call} as _s(v)${page}) _s`;
+    return { text: `select coalesce(json_agg(_s.v), '[]')::text as body, count(*)::int as page_count, null::bigint as total from ${rows}`, values: params.values };
   }
   return { text: `select to_json(${call})::text as body, 1 as page_count, null::bigint as total${fromArgs}`, values: params.values };
 }
