@@ -18,4 +18,5 @@ export * from './validate';
 export * from './workflows';
 export * from './rows';
 export * from './sql';
+export * from './sql-text';
 export * from './storage';

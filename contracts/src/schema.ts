@@ -5,6 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiError } from './errors';
+import { literal } from './sql-text';
 import type { ColumnSpec, TableAccess } from './events';
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -62,7 +63,7 @@ export const DEFAULT_FUNCTIONS = ['now()', 'gen_random_uuid()', 'auth.uid()'] as
 export function defaultSql(value: string): string {
   const trimmed = value.trim();
   if ((DEFAULT_FUNCTIONS as readonly string[]).includes(trimmed.toLowerCase())) return trimmed.toLowerCase();
-  return `'${value.replace(/'/g, "''")}'`;
+  return literal(value);
 }
 
 /**

@@ -3,9 +3,9 @@
  * only as parameters, the primary-key rule of pkWhere, and injection attempts.
  */
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '@baseplane/contracts';
+import { ApiError, ident } from '@baseplane/contracts';
 import { parseRowsQuery } from '../src/rows/rows-parse';
-import { countRowsSql, deleteRowSql, encodeValue, insertRowSql, quoteIdentifier, selectRowsSql, updateRowSql, type TableShape } from '../src/rows/rows-sql';
+import { countRowsSql, deleteRowSql, encodeValue, insertRowSql, selectRowsSql, updateRowSql, type TableShape } from '../src/rows/rows-sql';
 
 const todos: TableShape = {
   name: 'todos',
@@ -39,9 +39,9 @@ function refusal(work: () => unknown): { status: number; code: string; message: 
 
 describe('identifiers', () => {
   it('always quotes and doubles embedded quotes', () => {
-    expect(quoteIdentifier('id')).toBe('"id"');
-    expect(quoteIdentifier('a"b')).toBe('"a""b"');
-    expect(quoteIdentifier('x"; drop table y;--')).toBe('"x""; drop table y;--"');
+    expect(ident('id')).toBe('"id"');
+    expect(ident('a"b')).toBe('"a""b"');
+    expect(ident('x"; drop table y;--')).toBe('"x""; drop table y;--"');
   });
 
   it('quotes catalog names that look like SQL, in the table, filter, order and key positions', () => {

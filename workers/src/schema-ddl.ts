@@ -5,9 +5,8 @@
  * (checkSqlExpression) when the command was decided; it is still put in
  * parentheses, so that it cannot reach past its own clause.
  */
-import { defaultSql, type ColumnChange, type ColumnSpec, type SchemaEvent, type TableAccess } from '@baseplane/contracts';
+import { defaultSql, ident, type ColumnChange, type ColumnSpec, type SchemaEvent, type TableAccess } from '@baseplane/contracts';
 
-import { ident } from './sql-text';
 const qualified = (table: string) => `public.${ident(table)}`;
 
 function columnSql(column: ColumnSpec): string {

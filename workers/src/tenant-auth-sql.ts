@@ -4,7 +4,7 @@
  * superuser; the data plane works on it as the project's owner role.
  */
 
-import { ident } from './sql-text';
+import { ident } from '@baseplane/contracts';
 
 export function authSchemaSql(ownerRole: string): string[] {
   const owner = ident(ownerRole);

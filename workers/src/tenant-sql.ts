@@ -4,9 +4,8 @@
  * schemas with `auth.uid()`, `auth.role()`, `auth.jwt()`, grants as Supabase
  * sets them, and the applied-version marker.
  */
-import { ACK_DDL_LOG_STATEMENT, REVISION_1_TAKE_DDL_LOG_STATEMENT, TAKE_DDL_LOG_STATEMENT, scramVerifier } from '@baseplane/contracts';
+import { ACK_DDL_LOG_STATEMENT, REVISION_1_TAKE_DDL_LOG_STATEMENT, TAKE_DDL_LOG_STATEMENT, ident, literal, scramVerifier } from '@baseplane/contracts';
 
-import { ident, literal } from './sql-text';
 /** A password in a role statement: only its SCRAM verifier, never the password, goes into the statement's text. */
 const passwordLiteral = (password: string) => literal(scramVerifier(password));
 

@@ -6,7 +6,7 @@
  * out and granted as Supabase does, so apps write the same RLS policies.
  */
 
-import { ident, literal } from './sql-text';
+import { ident, literal } from '@baseplane/contracts';
 
 /**
  * Runs inside the install transaction, as a superuser. The owner role owns both

@@ -3,7 +3,7 @@
  * Pure. Every identifier in the text is a name taken from the catalog (an
  * input name only selects it) and quoted; every value is a parameter.
  */
-import { ApiError, invalidRequest } from '@baseplane/contracts';
+import { ApiError, ident, invalidRequest } from '@baseplane/contracts';
 import type { ColumnInfo, TableInfo } from '../tenants/catalog';
 import type { Filter, OrderTerm, RowsSelection } from './rows-parse';
 
@@ -16,10 +16,6 @@ export interface Statement {
   values: unknown[];
 }
 
-/** `"name"` with embedded quotes doubled: PostgreSQL's quote_ident, always quoting. */
-export function quoteIdentifier(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}
 
 /** The catalog's column of that name, or 400 `unknown_column`. */
 export function resolveColumn(table: TableShape, name: string): Column {
@@ -55,7 +51,7 @@ const COMPARISON_SQL = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '
 const IS_SQL = { null: 'null', true: 'true', false: 'false', unknown: 'unknown' } as const;
 
 function filterSql(table: TableShape, filter: Filter, parameters: Parameters): string {
-  const column = quoteIdentifier(resolveColumn(table, filter.column).name);
+  const column = ident(resolveColumn(table, filter.column).name);
   let condition: string;
   switch (filter.operator) {
     case 'eq':
@@ -89,14 +85,14 @@ function whereSql(table: TableShape, filters: Filter[], parameters: Parameters):
 /** Without an order the primary key orders, so pages by offset are stable. */
 function orderSql(table: TableShape, order: OrderTerm[]): string {
   const terms = order.map((term) => {
-    const column = quoteIdentifier(resolveColumn(table, term.column).name);
+    const column = ident(resolveColumn(table, term.column).name);
     return `${column} ${term.direction}${term.nulls ? ` nulls ${term.nulls}` : ''}`;
   });
-  if (terms.length === 0) terms.push(...table.primaryKey.map((name) => `${quoteIdentifier(resolveColumn(table, name).name)} asc`));
+  if (terms.length === 0) terms.push(...table.primaryKey.map((name) => `${ident(resolveColumn(table, name).name)} asc`));
   return terms.length === 0 ? '' : ` order by ${terms.join(', ')}`;
 }
 
-const qualified = (table: TableShape) => `"public".${quoteIdentifier(table.name)}`;
+const qualified = (table: TableShape) => `"public".${ident(table.name)}`;
 
 /** One page of matching rows, each as `row` (json, in column order). */
 export function selectRowsSql(table: TableShape, selection: RowsSelection): Statement {
@@ -120,7 +116,7 @@ export function insertRowSql(table: TableShape, data: Record<string, unknown>): 
   const parameters = new Parameters();
   const entries = Object.entries(data).map(([name, value]) => [resolveColumn(table, name), value] as const);
   if (entries.length === 0) return { text: `insert into ${qualified(table)} as t default values returning to_json(t.*) as row`, values: [] };
-  const columns = entries.map(([column]) => quoteIdentifier(column.name)).join(', ');
+  const columns = entries.map(([column]) => ident(column.name)).join(', ');
   const values = entries.map(([column, value]) => parameters.add(encodeValue(column, value))).join(', ');
   return { text: `insert into ${qualified(table)} as t (${columns}) values (${values}) returning to_json(t.*) as row`, values: parameters.values };
 }
@@ -144,7 +140,7 @@ function primaryKeyWhere(table: TableShape, pkWhere: Record<string, unknown>, pa
       const column = resolveColumn(table, name);
       const value = pkWhere[name];
       if (value === null || value === undefined) throw invalidRequest(`primary key column "${name}" cannot be null`);
-      return `${quoteIdentifier(column.name)} = ${parameters.add(encodeValue(column, value))}`;
+      return `${ident(column.name)} = ${parameters.add(encodeValue(column, value))}`;
     })
     .join(' and ');
 }
@@ -154,7 +150,7 @@ export function updateRowSql(table: TableShape, pkWhere: Record<string, unknown>
   const parameters = new Parameters();
   const assignments = Object.entries(data).map(([name, value]) => {
     const column = resolveColumn(table, name);
-    return `${quoteIdentifier(column.name)} = ${parameters.add(encodeValue(column, value))}`;
+    return `${ident(column.name)} = ${parameters.add(encodeValue(column, value))}`;
   });
   if (assignments.length === 0) throw invalidRequest('data must name at least one column');
   const where = primaryKeyWhere(table, pkWhere, parameters);

@@ -3,13 +3,14 @@
  * schema cache returned), parameters, select lists with embeddings, WHERE
  * trees and ORDER BY. Pure; every value becomes a `$n` parameter.
  */
+import { ident } from '@baseplane/contracts';
 import { outputNames, type PlannedCondition, type PlannedModifiers, type PlannedOrder, type PlannedSelect } from './plan-select';
 import type { CastType } from './cast-type';
 import type { JsonStep } from './grammar';
 import type { ColumnInfo } from './schema-model';
 
-/** A name from the catalog, double-quoted for PostgreSQL. */
-export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+/** A name from the catalog, double-quoted for PostgreSQL (contracts' ident, re-exported for the builder's modules). */
+export { ident };
 export const qualified = (name: string) => `public.${ident(name)}`;
 
 /** The statement's parameters, numbered as they are added. */

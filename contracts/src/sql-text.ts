@@ -1,6 +1,7 @@
 /**
- * Quoting for the SQL the workers write as text (DDL cannot take parameters):
- * a name as a quoted identifier, a value as a standard string literal.
+ * Quoting for SQL written as text (DDL cannot take parameters, and names are
+ * never parameters): a name as a quoted identifier, a value as a standard
+ * string literal. Every service quotes with these two.
  */
 
 /** `name` as a quoted identifier: `"` doubled inside. */
