@@ -226,6 +226,10 @@ describe('a deletion recorded and not applied yet', () => {
       const before = await streamVersion(project.id);
       const created = await call('POST', base(), { headers: auth(), body: { name: 'held' } });
       expect({ status: created.status, code: created.body.code, message: created.body.message }).toEqual({ status: 409, code: 'already_exists', message: 'bucket "held" is being deleted' });
+      // A second DELETE records nothing and follows the first one's operation, as a repeated project DELETE does.
+      const again = await call('DELETE', `${base()}/held?force=true`, { headers: { ...auth(), prefer: 'respond-async' } });
+      expect(again.status, again.text).toBe(202);
+      expect(again.body.operation.id).toBe(accepted.body.operation.id);
       expect(await streamVersion(project.id)).toBe(before);
       return accepted;
     });
@@ -233,6 +237,9 @@ describe('a deletion recorded and not applied yet', () => {
     await expect.poll(async () => (await call('GET', operation, { headers: auth() })).body.status, { timeout: 30_000 }).toBe('failed');
     expect(await bucketRow('held')).toBeDefined();
     expect(await objectRows('held')).toBe(1);
+    // Its outcome known, the bucket is one like any other again: a DELETE is decided afresh.
+    const refused = await call('DELETE', `${base()}/held`, { headers: auth() });
+    expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 409, code: 'bucket_not_empty' });
   });
 });
 

@@ -36,6 +36,8 @@ export function decideBucket(command: BucketCommand, project: ProjectState, buck
       return [{ type: 'BucketUpdated', data: { projectId, name: target.name, public: command.data.public } }];
     }
     case 'DeleteBucket': {
+      // Already being deleted: nothing more to record; the request follows the deletion under way.
+      if (buckets.some((b) => b.name === command.data.name && b.deleting)) return [];
       const target = bucket(buckets, command.data.name);
       if (target.hasObjects && !command.data.force) {
         throw new ApiError(409, 'bucket_not_empty', `bucket "${target.name}" is not empty`, null, 'delete its objects first, or delete it with ?force=true to empty it');

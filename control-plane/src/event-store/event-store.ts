@@ -125,11 +125,11 @@ export class EventStore {
     return rows.map((r) => toRecorded<E>(r));
   }
 
-  /** The stream's last event of this type, if it has one. */
-  async lastOfType<E extends { type: string; data: unknown }>(streamId: string, type: string): Promise<RecordedEvent<E> | undefined> {
+  /** The stream's last event of `type`, and with `data`, the last whose data holds those fields (jsonb containment). */
+  async lastOfType<E extends { type: string; data: unknown }>(streamId: string, type: string, data?: Record<string, unknown>): Promise<RecordedEvent<E> | undefined> {
     const { rows } = await this.db.query<EventRow>(
-      `select ${EVENT_COLUMNS} from events where stream_id = $1 and type = $2 order by stream_version desc limit 1`,
-      [streamId, type],
+      `select ${EVENT_COLUMNS} from events where stream_id = $1 and type = $2${data ? ' and data @> $3::jsonb' : ''} order by stream_version desc limit 1`,
+      data ? [streamId, type, JSON.stringify(data)] : [streamId, type],
     );
     return rows[0] && toRecorded<E>(rows[0]);
   }

@@ -28,7 +28,9 @@ export async function answerCommand<T>(reply: FastifyReply, outcome: CommandOutc
 
 /**
  * Runs a tenant command for the request's caller (without waiting when it asks
- * `Prefer: respond-async`) and answers it as {@link answerCommand} does.
+ * `Prefer: respond-async`) and answers it as {@link answerCommand} does. When
+ * the command recorded nothing because the change is already under way,
+ * `underWay` names that change's operation, and the caller follows it.
  */
 export async function runAndAnswer<T>(
   parts: { callers: CallerResolver; runner: CommandRunner },
@@ -38,9 +40,15 @@ export async function runAndAnswer<T>(
   execute: (context: CommandContext) => Promise<{ events: unknown[] }>,
   status: number,
   resource: () => Promise<T>,
+  underWay?: () => Promise<string | undefined>,
 ) {
   const caller = await parts.callers.resolve(request);
-  const outcome = await parts.runner.run(projectId, caller, wantsAsync(request), execute);
+  const async = wantsAsync(request);
+  let outcome = await parts.runner.run(projectId, caller, async, execute);
+  if (underWay && outcome.done && !outcome.operation) {
+    const operationId = await underWay();
+    if (operationId) outcome = await parts.runner.follow(projectId, operationId, async);
+  }
   return answerCommand(reply, outcome, status, resource);
 }
 

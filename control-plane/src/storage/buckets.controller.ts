@@ -2,7 +2,8 @@
  * `/api/projects/:id/storage/buckets`: list, create, toggle public, delete.
  * Reads answer from the tenant's live `storage.buckets`; changes are commands
  * (decided, recorded, applied by the project's workflow to the tenant and the
- * object store) answered once applied. Each handler: resolve and authorise
+ * object store) answered once applied; a DELETE of a bucket whose deletion is
+ * under way follows that deletion. Each handler: resolve and authorise
  * the caller, validate, act, respond.
  */
 import { Body, Controller, Delete, Get, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
@@ -14,10 +15,13 @@ import {
   DeleteBucketQuery,
   UpdateBucketBody,
   notFound,
+  projectStreamId,
   toBucketSpec,
   type Bucket,
   type BucketCommand,
 } from '@baseplane/contracts';
+import type { CommandContext } from '../domain/handle-command';
+import { EventStore } from '../event-store/event-store';
 import { validate } from '../http/validate';
 import { CallerResolver } from '../http/caller';
 import { CommandRunner } from '../projects/command-runner';
@@ -33,6 +37,7 @@ export class BucketsController {
     @Inject(TenantConnections) private readonly tenants: TenantConnections,
     @Inject(CommandRunner) private readonly runner: CommandRunner,
     @Inject(CommandBus) private readonly commands: CommandBus,
+    @Inject(EventStore) private readonly store: EventStore,
   ) {}
 
   @Get()
@@ -62,11 +67,14 @@ export class BucketsController {
     const { name } = validate(BucketNameParam, { name: rawName }, 'path');
     // Only `force` is ours; `apikey` may ride along in the query (API.md → Conventions).
     const { force } = validate(DeleteBucketQuery, { force: (query as Record<string, unknown> | undefined)?.force }, 'query');
-    return this.send(request, reply, 200, { type: 'DeleteBucket', data: { projectId, name, force: force === 'true' } }, async () => ({ name, deleted: true }));
+    // A bucket already being deleted records nothing again: the caller follows the deletion under way, as a repeated project DELETE does.
+    const underWay = async () => (await this.store.lastOfType(projectStreamId(projectId), 'BucketDeletionRequested', { name }))?.metadata.correlationId;
+    return this.send(request, reply, 200, { type: 'DeleteBucket', data: { projectId, name, force: force === 'true' } }, async () => ({ name, deleted: true }), underWay);
   }
 
-  private send<T>(request: FastifyRequest, reply: FastifyReply, status: number, command: BucketCommand, resource: () => Promise<T>) {
-    return runAndAnswer({ callers: this.callers, runner: this.runner }, request, reply, command.data.projectId, (context) => this.commands.execute(new ExecuteBucketCommand(command, context)), status, resource);
+  private send<T>(request: FastifyRequest, reply: FastifyReply, status: number, command: BucketCommand, resource: () => Promise<T>, underWay?: () => Promise<string | undefined>) {
+    const execute = (context: CommandContext) => this.commands.execute(new ExecuteBucketCommand(command, context));
+    return runAndAnswer({ callers: this.callers, runner: this.runner }, request, reply, command.data.projectId, execute, status, resource, underWay);
   }
 
   private async bucket(projectId: string, name: string): Promise<Bucket> {
