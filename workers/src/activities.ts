@@ -65,6 +65,15 @@ const FAILURE_OUTCOMES: ReadonlySet<OutcomeType> = new Set(['ProjectProvisioning
 /** Failures that carry the database's (or the apply's) words in `error`. */
 const FAILURES_WITH_ERROR: ReadonlySet<OutcomeType> = new Set(['SchemaChangeFailed', 'BucketChangeFailed']);
 
+/**
+ * A change's failure that its tenant may contradict: the apply commits the
+ * change with the applied-version marker, then records the success, and a
+ * recording that fails after that commit fails the activity too.
+ */
+const APPLIED_INSTEAD: Partial<Record<OutcomeType, OutcomeType>> = { SchemaChangeFailed: 'SchemaChangeApplied', BucketChangeFailed: 'BucketChangeApplied' };
+/** How long the failure's recorder waits for the tenant to say where its marker is. */
+const MARKER_READ_MS = 5_000;
+
 /** PostgreSQL's words about a change it refused, carried into the failure event. */
 export interface DatabaseErrorInfo {
   code: string | null;
@@ -149,6 +158,22 @@ export function createActivities(deps: ActivityDependencies) {
   /** Appends the success event of an applied change: the same activity, no extra round trip. */
   function recordSuccess(outcome: Outcome): Promise<void> {
     return platform.appendOutcome(outcome.projectId, { type: outcome.type, data: { projectId: outcome.projectId, causationVersion: outcome.version } } as ProjectEvent & { data: { causationVersion: number } }, outcome.correlationId);
+  }
+
+  /** Whether the project's applied-version marker has reached `version`; false when the tenant does not answer in time. */
+  async function appliedInTenant(projectId: string, version: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const read = tenants.forProject(projectId).query<{ version: number }>('select version from baseplane_meta.applied');
+    const timeout = new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), MARKER_READ_MS); });
+    try {
+      const marker = await Promise.race([read, timeout]);
+      return (marker?.rows[0]?.version ?? 0) >= version;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+      read.catch(() => undefined);
+    }
   }
 
   async function exists(sql: string, value: string): Promise<boolean> {
@@ -408,8 +433,21 @@ export function createActivities(deps: ActivityDependencies) {
       await platform.recordStep(ref.projectId, ref.version, 'emptyProjectStorage', true, Context.current().info.attempt);
     },
 
-    /** Records a failure outcome (successes are recorded by the activity that applied them). */
+    /**
+     * Records a failure outcome (successes are recorded by the activity that
+     * applied them). A schema or bucket change whose apply committed (the
+     * tenant's marker has reached it) failed only in recording its success:
+     * that success is recorded instead, so the history says what the tenant
+     * holds. A deleted bucket's bytes its workflow did not get to are left to
+     * the storage sweep (bytes without a row). A tenant that does not answer
+     * cannot say so, and the failure is recorded as before.
+     */
     async recordOutcome(outcome: Outcome): Promise<void> {
+      const instead = APPLIED_INSTEAD[outcome.type];
+      if (instead && (await appliedInTenant(outcome.projectId, outcome.version))) {
+        await recordSuccess({ ...outcome, type: instead });
+        return;
+      }
       const base = { projectId: outcome.projectId, causationVersion: outcome.version };
       const reason = outcome.reason ?? 'unknown error';
       const failure = FAILURES_WITH_ERROR.has(outcome.type)
