@@ -66,6 +66,22 @@ export function defaultSql(value: string): string {
   return literal(value);
 }
 
+/** PostgreSQL's date and time inputs that are read when the statement is, not when a row is inserted. */
+const MOMENT_INPUTS = new Set(['now', 'today', 'tomorrow', 'yesterday']);
+
+/**
+ * Refuses a default that PostgreSQL would turn into a constant when the
+ * column is made: `'now'`, `'today'`, `'tomorrow'` or `'yesterday'` for a
+ * date or time column is the moment of the apply, not of each insert (and a
+ * replay of the history would give another one).
+ */
+export function checkDefault(value: string | null | undefined, type: string): void {
+  if (value === undefined || value === null || !/^(date|time|timestamp)/.test(type)) return;
+  const word = value.trim().toLowerCase();
+  if (!MOMENT_INPUTS.has(word)) return;
+  throw new ApiError(400, 'invalid_request', `a default of "${value}" would be the moment the column is made, not that of each insert`, null, word === 'now' ? 'use now()' : "use now() or an expression set by the app");
+}
+
 /**
  * Refuses text that is not one SQL expression, before it is recorded: a
  * column change's `using` is pasted into `alter table … using (<expr>)`, where

@@ -147,4 +147,18 @@ describe('checks that would otherwise fail only when applied', () => {
     const withKey = catalog([todos], [{ name: 'todos_pkey', kind: 'index' }]);
     expect(refusal({ type: 'AddForeignKey', data: { projectId, table: 'todos', foreignKey: { name: 'todos_pkey', columns: ['title'], references: { table: 'todos', columns: ['id'] } } } }, active, withKey).status).toBe(409);
   });
+
+  it('refuses a date or time default that PostgreSQL would fix at the apply (now, today, tomorrow, yesterday), and takes it for other types', () => {
+    const withDue = catalog([{ ...todos, columns: [...todos.columns, column('due', { type: 'timestamp with time zone' })] }]);
+    const refused: SchemaCommand[] = [
+      { type: 'CreateTable', data: { projectId, name: 'events', columns: [{ name: 'at', type: 'timestamptz', default: 'now' }], access: 'private' } },
+      { type: 'AddColumn', data: { projectId, table: 'todos', column: { name: 'on', type: 'date', default: ' Tomorrow ' } } },
+      { type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'due', change: { default: 'today' } } },
+      { type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'title', change: { type: 'time', default: 'yesterday' } } },
+    ];
+    for (const command of refused) expect(refusal(command, active, withDue)).toMatchObject({ status: 400, code: 'invalid_request', message: expect.stringContaining('the moment the column is made') });
+    expect(decideSchema({ type: 'AddColumn', data: { projectId, table: 'todos', column: { name: 'at', type: 'timestamptz', default: 'now()' } } }, active, withDue)).toHaveLength(1);
+    expect(decideSchema({ type: 'AddColumn', data: { projectId, table: 'todos', column: { name: 'word', type: 'text', default: 'today' } } }, active, withDue)).toHaveLength(1);
+    expect(decideSchema({ type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'due', change: { default: '2026-01-01 00:00' } } }, active, withDue)).toHaveLength(1);
+  });
 });

@@ -377,6 +377,8 @@ export function createActivities(deps: ActivityDependencies) {
           await client.query(`set local role "${tenantOwnerRole(ref.projectId)}"`);
           // Tells the tenant's DDL capture that this change is already in the history.
           await client.query(`set local baseplane.source = 'workflow'`);
+          // A date or time default is read in UTC, as the SQL console reads it, whatever the cluster's or the owner's setting.
+          await client.query(`set local timezone = 'UTC'`);
           for (const text of statements) await client.query(extendedProtocol(text));
           await client.query('reset role');
           await client.query('update baseplane_meta.applied set version = $1', [ref.version]);

@@ -5,6 +5,7 @@
  */
 import {
   ApiError,
+  checkDefault,
   checkIdentifier,
   checkSqlExpression,
   normalizeType,
@@ -62,6 +63,7 @@ export function decideSchema(command: SchemaCommand, project: ProjectState, fact
       const names = new Set<string>();
       for (const column of columns) {
         columnName(column.name);
+        checkDefault(column.default, column.type);
         if (names.has(column.name)) throw new ApiError(400, 'invalid_request', `column "${column.name}" is given twice`);
         names.add(column.name);
       }
@@ -80,6 +82,7 @@ export function decideSchema(command: SchemaCommand, project: ProjectState, fact
     case 'AddColumn': {
       const target = table(catalog, command.data.table);
       columnName(command.data.column.name);
+      checkDefault(command.data.column.default, command.data.column.type);
       if (target.columns.some((c) => c.name === command.data.column.name)) throw taken(`column "${command.data.column.name}"`);
       assertColumnNotHeld(facts, target.name, command.data.column.name);
       return [{ type: 'ColumnAdded', data: { projectId, table: target.name, column: command.data.column } }];
@@ -100,6 +103,7 @@ export function decideSchema(command: SchemaCommand, project: ProjectState, fact
       if (change.type !== undefined) change.type = normalizeType(change.type);
       if (change.using !== undefined && change.type === undefined) throw new ApiError(400, 'invalid_request', '"using" goes with a new "type"');
       if (change.using !== undefined) checkSqlExpression(change.using, 'using');
+      checkDefault(change.default, change.type ?? current.type);
       return [{ type: 'ColumnUpdated', data: { projectId, table: target.name, column: command.data.column, change } }];
     }
     case 'DropColumn': {
