@@ -23,19 +23,25 @@
  */
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { tenantOwnerRole } from '@baseplane/contracts';
+import { tenantApplyRole, tenantOwnerRole } from '@baseplane/contracts';
 import type { PlatformStore } from './platform-store';
 import { authSchemaSql } from './tenant-auth-sql';
-import { ddlOutboxSql, installSchemaSql } from './tenant-sql';
+import { ddlCaptureSql, ddlOutboxSql, installSchemaSql } from './tenant-sql';
 import { bucketGuardSql, storageSchemaSql } from './tenant-storage-sql';
+
+/** The project's roles a revision's SQL names. */
+interface TenantRoles {
+  owner: string;
+  apply: string;
+}
 
 interface Revision {
   revision: number;
-  sql: (ownerRole: string) => string[];
+  sql: (roles: TenantRoles) => string[];
 }
 
 const REVISIONS: readonly Revision[] = [
-  { revision: 1, sql: (owner) => [...installSchemaSql(owner), ...authSchemaSql(owner), ...storageSchemaSql(owner)] },
+  { revision: 1, sql: ({ owner }) => [...installSchemaSql(owner), ...authSchemaSql(owner), ...storageSchemaSql(owner)] },
   // The auth housekeeping's sweeps (data-plane/src/auth/housekeeping.ts) find what they delete by these.
   {
     revision: 2,
@@ -46,9 +52,12 @@ const REVISIONS: readonly Revision[] = [
     ],
   },
   // The DDL log as an outbox: the SQL console's DDL stays in the tenant until its event is recorded.
-  { revision: 3, sql: (owner) => ddlOutboxSql(owner) },
+  { revision: 3, sql: ({ owner }) => ddlOutboxSql(owner) },
   // Buckets change through commands only: the SQL console's INSERT, UPDATE, DELETE or TRUNCATE of them is refused.
-  { revision: 4, sql: (owner) => bucketGuardSql(owner) },
+  { revision: 4, sql: ({ apply }) => bucketGuardSql(apply) },
+  // DDL the history would not have (a data-API function's, an owner trigger's under the rows API) is refused, and so
+  // is a bucket change from any session but the workflow's (a SECURITY DEFINER function of the owner's got around 4).
+  { revision: 5, sql: ({ owner, apply }) => [...ddlCaptureSql(owner), ...bucketGuardSql(apply)] },
 ];
 
 export const TENANT_SCHEMA_REVISION = REVISIONS[REVISIONS.length - 1]!.revision;
@@ -71,10 +80,10 @@ export async function applyTenantRevisions(client: pg.ClientBase, projectId: str
   else if (rows[0]!.meta) from = 1;
   // What an upgrade creates is the platform's, not DDL for the history's SQL capture.
   await client.query(`set local baseplane.source = 'workflow'`);
-  const owner = tenantOwnerRole(projectId);
+  const roles = { owner: tenantOwnerRole(projectId), apply: tenantApplyRole(projectId) };
   for (const { revision, sql } of REVISIONS) {
     if (revision <= from) continue;
-    for (const statement of sql(owner)) await client.query(statement);
+    for (const statement of sql(roles)) await client.query(statement);
   }
   await client.query('create table if not exists baseplane_meta.schema_revision (id boolean primary key default true check (id), revision int not null)');
   await client.query(

@@ -133,12 +133,8 @@ export function installSchemaSql(ownerRole: string): string[] {
      $$`,
     `grant execute on function auth.jwt(), auth.uid(), auth.role() to anon, authenticated, service_role, ${owner}`,
     // DDL capture (ARCHITECTURE.md: everything an operator changes is in the
-    // history). Event triggers log the DDL of the owner's sessions, which are
-    // the SQL console's, into baseplane_meta.ddl_log; the console takes its
-    // rows before it commits and records them as a SqlDdlRecorded event. A
-    // table created in public gets RLS enabled, with no policies. Changes the
-    // workflow applies (baseplane.source = 'workflow', set from its own
-    // session) are in the history already and are left alone.
+    // history): the log the console takes its rows from, and the event
+    // triggers of ddlCaptureSql that fill it.
     `create table if not exists baseplane_meta.ddl_log (
        id bigint generated always as identity primary key,
        txid xid8 not null default pg_current_xact_id(),
@@ -151,49 +147,7 @@ export function installSchemaSql(ownerRole: string): string[] {
      )`,
     // Tables whose RLS the capture is switching on right now: that ALTER TABLE fires the capture again.
     'create table if not exists baseplane_meta.rls_switching (txid xid8 not null, relid oid not null)',
-    // Anyone may set the GUC; the owner's own sessions (the console's) are never the workflow.
-    `create or replace function baseplane_meta.applied_by_workflow() returns boolean
-       language sql stable set search_path = pg_catalog as $$
-       select coalesce(current_setting('baseplane.source', true), '') = 'workflow' and session_user <> ${literal(ownerRole)}
-     $$`,
-    `create or replace function baseplane_meta.capture_ddl_commands() returns event_trigger
-       language plpgsql security definer set search_path = pg_catalog as $$
-       declare
-         command record;
-       begin
-         if baseplane_meta.applied_by_workflow() then return; end if;
-         for command in select * from pg_event_trigger_ddl_commands() loop
-           continue when command.schema_name = 'pg_temp';
-           continue when command.command_tag = 'ALTER TABLE' and exists (
-             select from baseplane_meta.rls_switching s where s.txid = pg_current_xact_id() and s.relid = command.objid);
-           if session_user = ${literal(ownerRole)} then
-             insert into baseplane_meta.ddl_log (command_tag, object_type, object_identity, statement)
-             values (command.command_tag, command.object_type, command.object_identity, current_query());
-           end if;
-           if command.command_tag in ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO')
-              and command.object_type = 'table' and command.schema_name = 'public' then
-             insert into baseplane_meta.rls_switching (txid, relid) values (pg_current_xact_id(), command.objid);
-             execute format('alter table %s enable row level security', command.objid::regclass);
-             delete from baseplane_meta.rls_switching where txid = pg_current_xact_id() and relid = command.objid;
-           end if;
-         end loop;
-       end
-     $$`,
-    `create or replace function baseplane_meta.capture_dropped_objects() returns event_trigger
-       language plpgsql security definer set search_path = pg_catalog as $$
-       begin
-         if session_user <> ${literal(ownerRole)} then return; end if;
-         insert into baseplane_meta.ddl_log (command_tag, object_type, object_identity, statement)
-         select tg_tag, d.object_type, d.object_identity, current_query()
-         from pg_event_trigger_dropped_objects() d
-         where (d.original or d.normal) and not d.is_temporary;
-       end
-     $$`,
-    'revoke all on function baseplane_meta.applied_by_workflow(), baseplane_meta.capture_ddl_commands(), baseplane_meta.capture_dropped_objects() from public',
-    'drop event trigger if exists baseplane_capture_ddl_commands',
-    'create event trigger baseplane_capture_ddl_commands on ddl_command_end execute function baseplane_meta.capture_ddl_commands()',
-    'drop event trigger if exists baseplane_capture_dropped_objects',
-    'create event trigger baseplane_capture_dropped_objects on sql_drop execute function baseplane_meta.capture_dropped_objects()',
+    ...ddlCaptureSql(ownerRole),
     // The rows of this session since `since`: the console's transaction, and any its query committed itself.
     `create or replace function baseplane_meta.take_ddl_log(since xid8)
        returns table (command_tag text, object_type text, object_identity text)
@@ -212,6 +166,87 @@ export function installSchemaSql(ownerRole: string): string[] {
     'revoke all on function baseplane_meta.take_ddl_log(xid8) from public',
     `grant usage on schema baseplane_meta to ${owner}`,
     `grant execute on function baseplane_meta.take_ddl_log(xid8) to ${owner}`,
+  ];
+}
+
+/**
+ * The DDL capture's functions and event triggers (revision 1, made again by
+ * revision 5). Event triggers log the DDL of the SQL console's sessions (the
+ * owner's, marked `baseplane.console = on` by the console) into
+ * baseplane_meta.ddl_log, whose rows the console records as a SqlDdlRecorded
+ * event; a table created in public gets RLS enabled, with no policies.
+ * Changes the workflow applies (baseplane.source = 'workflow', from a session
+ * other than the owner's) are in the history already and are left alone, as
+ * is what a superuser runs (provisioning, upgrades, an operator's repair).
+ * DDL from anywhere else (a function the data API calls, a trigger of the
+ * owner's firing under the rows API or auth) would be in no event, and is
+ * refused (42501); temporary objects are not DDL of the project and pass.
+ * Safe to run again.
+ */
+export function ddlCaptureSql(ownerRole: string): string[] {
+  return [
+    // Anyone may set the GUC; the owner's own sessions (the console's) are never the workflow.
+    `create or replace function baseplane_meta.applied_by_workflow() returns boolean
+       language sql stable set search_path = pg_catalog as $$
+       select coalesce(current_setting('baseplane.source', true), '') = 'workflow' and session_user <> ${literal(ownerRole)}
+     $$`,
+    // Whether DDL of this session can be in the history: the console's (which records it) or a superuser's.
+    `create or replace function baseplane_meta.ddl_recorded_here() returns boolean
+       language sql stable set search_path = pg_catalog as $$
+       select (session_user = ${literal(ownerRole)} and coalesce(current_setting('baseplane.console', true), '') = 'on')
+           or coalesce((select r.rolsuper from pg_roles r where r.rolname = session_user), false)
+     $$`,
+    `create or replace function baseplane_meta.refuse_unrecorded_ddl(tag text) returns void
+       language plpgsql stable set search_path = pg_catalog as $$
+       begin
+         raise exception '% is not allowed here: schema changes go through the SQL console or the management API, so that each is in the project''s history', tag
+           using errcode = '42501', hint = 'run it with POST /api/sql/execute, or as a table, column or bucket command of /api/projects/<id>';
+       end
+     $$`,
+    `create or replace function baseplane_meta.capture_ddl_commands() returns event_trigger
+       language plpgsql security definer set search_path = pg_catalog as $$
+       declare
+         command record;
+       begin
+         if baseplane_meta.applied_by_workflow() then return; end if;
+         for command in select * from pg_event_trigger_ddl_commands() loop
+           continue when command.schema_name = 'pg_temp';
+           continue when command.command_tag = 'ALTER TABLE' and exists (
+             select from baseplane_meta.rls_switching s where s.txid = pg_current_xact_id() and s.relid = command.objid);
+           if not baseplane_meta.ddl_recorded_here() then perform baseplane_meta.refuse_unrecorded_ddl(command.command_tag); end if;
+           if session_user = ${literal(ownerRole)} then
+             insert into baseplane_meta.ddl_log (command_tag, object_type, object_identity, statement)
+             values (command.command_tag, command.object_type, command.object_identity, current_query());
+           end if;
+           if command.command_tag in ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO')
+              and command.object_type = 'table' and command.schema_name = 'public' then
+             insert into baseplane_meta.rls_switching (txid, relid) values (pg_current_xact_id(), command.objid);
+             execute format('alter table %s enable row level security', command.objid::regclass);
+             delete from baseplane_meta.rls_switching where txid = pg_current_xact_id() and relid = command.objid;
+           end if;
+         end loop;
+       end
+     $$`,
+    `create or replace function baseplane_meta.capture_dropped_objects() returns event_trigger
+       language plpgsql security definer set search_path = pg_catalog as $$
+       begin
+         if baseplane_meta.applied_by_workflow() then return; end if;
+         if not baseplane_meta.ddl_recorded_here()
+            and exists (select from pg_event_trigger_dropped_objects() d where (d.original or d.normal) and not d.is_temporary) then
+           perform baseplane_meta.refuse_unrecorded_ddl(tg_tag);
+         end if;
+         if session_user <> ${literal(ownerRole)} then return; end if;
+         insert into baseplane_meta.ddl_log (command_tag, object_type, object_identity, statement)
+         select tg_tag, d.object_type, d.object_identity, current_query()
+         from pg_event_trigger_dropped_objects() d
+         where (d.original or d.normal) and not d.is_temporary;
+       end
+     $$`,
+    'revoke all on function baseplane_meta.applied_by_workflow(), baseplane_meta.ddl_recorded_here(), baseplane_meta.refuse_unrecorded_ddl(text), baseplane_meta.capture_ddl_commands(), baseplane_meta.capture_dropped_objects() from public',
+    'drop event trigger if exists baseplane_capture_ddl_commands',
+    'create event trigger baseplane_capture_ddl_commands on ddl_command_end execute function baseplane_meta.capture_ddl_commands()',
+    'drop event trigger if exists baseplane_capture_dropped_objects',
+    'create event trigger baseplane_capture_dropped_objects on sql_drop execute function baseplane_meta.capture_dropped_objects()',
   ];
 }
 

@@ -58,21 +58,23 @@ export function storageSchemaSql(ownerRole: string): string[] {
 }
 
 /**
- * Revision 4: buckets change through commands only, so that each change is in
- * the project's history (ARCHITECTURE.md: everything an operator changes is).
- * The owner owns `storage.buckets` (policies need it), and the SQL console
- * runs as the owner: an INSERT, UPDATE, DELETE or TRUNCATE of buckets from an
- * owner's session is refused, with a hint to the storage API. The workflow
- * applies bucket events from its apply role's session (as the owner, by SET
- * ROLE), which passes. The owner may still drop the trigger: that is DDL, and
- * the console records it. Safe to run again.
+ * Revision 4 (made again by revision 5): buckets change through commands
+ * only, so that each change is in the project's history (ARCHITECTURE.md:
+ * everything an operator changes is). The owner owns `storage.buckets`
+ * (policies need it), and the SQL console runs as the owner: an INSERT,
+ * UPDATE, DELETE or TRUNCATE of buckets from any session but the workflow's
+ * apply role (which applies bucket events as the owner, by SET ROLE) or a
+ * superuser's is refused, with a hint to the storage API. Revision 4 refused
+ * the owner's sessions only, which a function of the owner's with SECURITY
+ * DEFINER, called through the data API, got around. The owner may still drop
+ * the trigger: that is DDL, and the console records it. Safe to run again.
  */
-export function bucketGuardSql(ownerRole: string): string[] {
+export function bucketGuardSql(applyRole: string): string[] {
   return [
     `create or replace function baseplane_meta.buckets_change_through_api() returns trigger
        language plpgsql set search_path = pg_catalog as $$
        begin
-         if session_user = ${literal(ownerRole)} then
+         if session_user <> ${literal(applyRole)} and not coalesce((select r.rolsuper from pg_roles r where r.rolname = session_user), false) then
            raise exception 'buckets change through the storage API, so that each change is in the project''s history'
              using errcode = '42501', hint = 'create, update or delete buckets with POST, PATCH or DELETE /api/projects/<id>/storage/buckets';
          end if;

@@ -249,10 +249,11 @@ export class SqlConsole {
    * cancels whatever still runs shortly after the limit.
    */
   private async run(client: PoolClient, query: string, batch: string, actor: string, canceller: () => Promise<pg.Client>): Promise<Outcome> {
-    const [, , snapshot] = (await client.query(
-      `set statement_timeout = ${this.limits.statementTimeoutMs}; set time zone 'UTC';
+    const [, , , snapshot] = (await client.query(
+      // baseplane.console marks the session whose DDL the tenant may take (tenant-sql.ts: ddlCaptureSql): the console records it.
+      `set statement_timeout = ${this.limits.statementTimeoutMs}; set time zone 'UTC'; set baseplane.console = 'on';
        select pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::text as since, pg_catalog.pg_backend_pid() as pid`,
-    )) as unknown as [unknown, unknown, { rows: { since: string; pid: number }[] }];
+    )) as unknown as [unknown, unknown, unknown, { rows: { since: string; pid: number }[] }];
     // Every transaction of this call, ours or one the query began after a COMMIT of its own, has an id from here on.
     const { since, pid } = snapshot.rows[0]!;
     let mode: QueryMode = 'single';
