@@ -303,6 +303,28 @@ describe('DDL whose event the platform database could not take', () => {
     expect(await pending()).toBe(0);
   });
 
+  it('goes into the history before a schema or bucket command, which waits for it: 503 while it cannot, then recorded after it', async () => {
+    const columns = `/api/projects/${project.id}/tables/under_command/columns`;
+    await refuseDdlEvents(true);
+    try {
+      expect((await sql('create table under_command (id int primary key)')).status).toBe(200);
+      // The column's event would come before the DDL that made its table: a replay would alter a table not made yet.
+      const held = await call('POST', columns, { headers: auth(), body: { name: 'c', type: 'text' } });
+      expect({ status: held.status, code: held.body.code }).toEqual({ status: 503, code: 'project_unavailable' });
+      const bucket = await call('POST', `/api/projects/${project.id}/storage/buckets`, { headers: auth(), body: { name: 'behind-ddl' } });
+      expect(bucket.status, bucket.text).toBe(503);
+    } finally {
+      await refuseDdlEvents(false);
+    }
+    const added = await call('POST', columns, { headers: auth(), body: { name: 'c', type: 'text' } });
+    expect(added.status, added.text).toBe(201);
+    const events = (await call('GET', `/api/projects/${project.id}/events`, { headers: auth() })).body.events as Array<{ type: string; data: { table?: string; commands?: Array<{ objectIdentity: string }> } }>;
+    const made = events.findIndex((e) => e.type === 'SqlDdlRecorded' && e.data.commands!.some((c) => c.objectIdentity === 'public.under_command'));
+    const altered = events.findIndex((e) => e.type === 'ColumnAdded' && e.data.table === 'under_command');
+    expect(made).toBeGreaterThanOrEqual(0);
+    expect(made).toBeLessThan(altered);
+  });
+
   it('records it once the platform database takes it again, with no further call', async () => {
     await refuseDdlEvents(true);
     try {

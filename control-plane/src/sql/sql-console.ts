@@ -120,13 +120,7 @@ export class SqlConsole {
    */
   async execute(projectId: string, query: string, actor: string): Promise<SqlResult> {
     const pool = this.tenants.asOwner(projectId);
-    try {
-      await this.relay(projectId);
-    } catch (error) {
-      if (error instanceof ApiError) throw error;
-      this.log?.warn({ err: error, projectId }, 'could not record the DDL of an earlier SQL call');
-      throw new ApiError(503, 'project_unavailable', 'the DDL of an earlier SQL call is not in the history yet; try again shortly');
-    }
+    await this.recordEarlierDdl(projectId);
     const client = await this.connect(pool);
     const batch = randomUUID();
     let outcome: Outcome;
@@ -143,6 +137,22 @@ export class SqlConsole {
     await this.recordOrRetry(projectId, { batch, actor, statement: query, commands: outcome.ddl });
     if ('error' in outcome) throw toApiError(outcome.error, 400);
     return outcome.result;
+  }
+
+  /**
+   * Puts the DDL that earlier console calls left unrecorded into the history,
+   * before anything else of the project's is: a console call, or a schema or
+   * bucket command (whose event must come after the DDL it may build on).
+   * 503 `project_unavailable` when that cannot be done now.
+   */
+  async recordEarlierDdl(projectId: string): Promise<void> {
+    try {
+      await this.relay(projectId);
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      this.log?.warn({ err: error, projectId }, 'could not record the DDL of an earlier SQL call');
+      throw new ApiError(503, 'project_unavailable', 'the DDL of an earlier SQL call is not in the history yet; try again shortly');
+    }
   }
 
   /**

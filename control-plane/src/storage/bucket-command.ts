@@ -12,6 +12,7 @@ import { handleCommandWithFacts } from '../domain/decide-with-facts';
 import { withPendingBuckets } from '../domain/pending-changes';
 import { decideBucket } from '../domain/storage';
 import { readBucketFacts } from '../tenants/storage-buckets';
+import { SqlConsole } from '../sql/sql-console';
 import { TenantConnections } from '../tenants/tenant-connections';
 
 export class ExecuteBucketCommand {
@@ -23,9 +24,12 @@ export class ExecuteBucketCommandHandler implements ICommandHandler<ExecuteBucke
   constructor(
     @Inject(EventStore) private readonly store: EventStore,
     @Inject(TenantConnections) private readonly tenants: TenantConnections,
+    @Inject(SqlConsole) private readonly sqlConsole: SqlConsole,
   ) {}
 
-  execute({ command, context }: ExecuteBucketCommand) {
+  async execute({ command, context }: ExecuteBucketCommand) {
+    // The console's DDL that is not in the history yet goes first: this command may build on it.
+    await this.sqlConsole.recordEarlierDdl(command.data.projectId);
     return handleCommandWithFacts(this.store, this.tenants, command, context, readBucketFacts, withPendingBuckets, decideBucket);
   }
 }

@@ -13,6 +13,7 @@ import { handleCommandWithFacts } from '../domain/decide-with-facts';
 import { withPendingSchema } from '../domain/pending-changes';
 import { decideSchema } from '../domain/schema';
 import { readSchemaFacts } from '../tenants/catalog';
+import { SqlConsole } from '../sql/sql-console';
 import { TenantConnections } from '../tenants/tenant-connections';
 
 export class ExecuteSchemaCommand {
@@ -24,9 +25,12 @@ export class ExecuteSchemaCommandHandler implements ICommandHandler<ExecuteSchem
   constructor(
     @Inject(EventStore) private readonly store: EventStore,
     @Inject(TenantConnections) private readonly tenants: TenantConnections,
+    @Inject(SqlConsole) private readonly sqlConsole: SqlConsole,
   ) {}
 
-  execute({ command, context }: ExecuteSchemaCommand) {
+  async execute({ command, context }: ExecuteSchemaCommand) {
+    // The console's DDL that is not in the history yet goes first: this command may build on it.
+    await this.sqlConsole.recordEarlierDdl(command.data.projectId);
     return handleCommandWithFacts(this.store, this.tenants, command, context, readSchemaFacts, withPendingSchema, decideSchema);
   }
 }
