@@ -29,8 +29,9 @@ async function codeFor(to: string, after = 0): Promise<string> {
 
 const inboxSize = async (to: string) => (await inbox(operator.token, to)).length;
 
+/** From a client address of its own: this file signs up more users than one IP may in five minutes. */
 async function signUp(email: string) {
-  const answer = await call('POST', '/rest/v1/auth/signup', { headers: key(), body: { email, password } });
+  const answer = await call('POST', '/rest/v1/auth/signup', { headers: key({ 'x-forwarded-for': someIp() }), body: { email, password } });
   expect(answer.status, answer.text).toBe(201);
   return answer.body;
 }
@@ -205,12 +206,53 @@ describe('rate limits', () => {
   it('limits verifying per client IP, and another IP is not affected', async () => {
     const ip = `198.51.100.${Math.floor(Math.random() * 200) + 20}`;
     let last = 0;
+    // Each with an address of its own: neither the per-address limit nor the code-only budget is reached.
     for (let i = 0; i < 201; i++) {
-      last = (await call('POST', '/rest/v1/auth/verify-email', { headers: key({ 'x-forwarded-for': ip }), body: { otp: '000000' } })).status;
+      last = (await call('POST', '/rest/v1/auth/verify-email', { headers: key({ 'x-forwarded-for': ip }), body: { otp: '000000', email: address() } })).status;
     }
     expect(last).toBe(429);
-    const other = await call('POST', '/rest/v1/auth/verify-email', { headers: key({ 'x-forwarded-for': '203.0.113.9' }), body: { otp: '000000' } });
+    const other = await call('POST', '/rest/v1/auth/verify-email', { headers: key({ 'x-forwarded-for': '203.0.113.9' }), body: { otp: '000000', email: address() } });
     expect(other.status).toBe(422);
+  });
+
+  describe('codes given without their address', () => {
+    /** A wrong code: none of those mailed in this file. */
+    const guess = (): string => {
+      const otp = String(Math.floor(Math.random() * 1_000_000)).padStart(6, '0');
+      return issued.includes(otp) ? guess() : otp;
+    };
+
+    it('fail at most 10 times in 15 minutes per purpose across the project, however many IPs try at once; then 429 says to send the address', async () => {
+      for (const path of ['/rest/v1/auth/magic-link/verify', '/rest/v1/auth/verify-email']) {
+        // Each from a client IP of its own, as guesses spread over many IPs come: the per-IP limit does not see them.
+        const tries = await Promise.all(Array.from({ length: 16 }, () => call('POST', path, { headers: key({ 'x-forwarded-for': someIp() }), body: { otp: guess() } })));
+        expect([path, tries.map((answer) => answer.status).sort((a, b) => a - b)]).toEqual([path, [...Array(10).fill(422), ...Array(6).fill(429)]]);
+        const held = tries.find((answer) => answer.status === 429)!;
+        expect(held.body).toMatchObject({ code: 'rate_limited', details: { retryAfter: expect.any(Number) }, hint: expect.stringContaining('email') });
+        expect(Number(held.headers.get('retry-after'))).toBeGreaterThan(800);
+      }
+      // The right code alone is held back too; with its address it goes through (that address's own limits apply).
+      const email = address();
+      await call('POST', '/rest/v1/auth/magic-link', { headers: key(), body: { email } });
+      const otp = await codeFor(email);
+      expect((await call('POST', '/rest/v1/auth/magic-link/verify', { headers: key({ 'x-forwarded-for': someIp() }), body: { otp } })).status).toBe(429);
+      const signedIn = await call('POST', '/rest/v1/auth/magic-link/verify', { headers: key({ 'x-forwarded-for': someIp() }), body: { otp, email } });
+      expect(signedIn.status, signedIn.text).toBe(200);
+    });
+
+    it('spend the budget only when wrong: a code that matches gives its slot back', async () => {
+      const email = (await signUp(address())).user.email as string;
+      await call('POST', '/rest/v1/auth/forgot-password', { headers: key(), body: { email } });
+      const otp = await codeFor(email);
+      const reset = (code: string) => call('POST', '/rest/v1/auth/reset-password', { headers: key({ 'x-forwarded-for': someIp() }), body: { otp: code, newPassword: 'a brand new password' } });
+      for (let i = 0; i < 9; i++) expect((await reset(guess())).status).toBe(422);
+      expect((await reset(otp)).status).toBe(200);
+      // The tenth failure: the right code's try did not count.
+      expect((await reset(guess())).status).toBe(422);
+      const held = await reset(guess());
+      expect(held.status).toBe(429);
+      expect(held.body.hint).toContain('email');
+    });
   });
 });
 

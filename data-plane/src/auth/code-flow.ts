@@ -1,7 +1,8 @@
 /**
  * The steps every emailed-code flow shares: counting a request against the
  * rate limits, issuing a code and mailing it, redeeming one. Issuing and
- * verifying are limited per address and per client IP.
+ * verifying are limited per address and per client IP; a code given without
+ * its address also spends the project's budget of wrong code-only tries.
  */
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '@baseplane/contracts';
@@ -9,7 +10,7 @@ import type { DirectoryEntry } from '../directory/project-directory';
 import { codeEmail, type CodePurpose } from '../mail/templates';
 import type { CodeOwner, RedeemedCode } from './codes';
 import type { AuthDependencies } from './dependencies';
-import { LIMITS, hit, type Limit } from './rate-limits';
+import { LIMITS, giveBack, hit, type Limit } from './rate-limits';
 
 type Buckets = [string, Limit][];
 
@@ -40,10 +41,22 @@ export const issueLimits = (request: FastifyRequest, purpose: CodePurpose, targe
   [`issue:ip:${request.ip}`, LIMITS.issuePerIp],
 ];
 
-/** Buckets of trying a code for `purpose`; `target` when the caller names whose code it is. */
+/**
+ * The project's budget of wrong tries of codes of `purpose` given alone: such
+ * a code is matched among all live codes of the purpose, so a wrong one
+ * burns no code, and guesses from many IPs at many issued codes would
+ * otherwise find one at a rate that grows with the square of the IPs.
+ */
+export const codeOnlyBudget = (purpose: CodePurpose): [string, Limit] => [`verify:${purpose}:code-only`, LIMITS.codeOnlyFailures];
+
+/**
+ * Buckets of trying a code for `purpose`; `target` when the caller names
+ * whose code it is, else the code-only budget (its slot, taken here before
+ * the lookup, goes back in {@link redeem} when the code matched).
+ */
 export const verifyLimits = (request: FastifyRequest, purpose: CodePurpose, target: string | undefined): Buckets => [
-  ...(target ? [[`verify:${purpose}:${target.toLowerCase()}`, LIMITS.verifyPerAddress] as [string, Limit]] : []),
   [`verify:ip:${request.ip}`, LIMITS.verifyPerIp],
+  target ? [`verify:${purpose}:${target.toLowerCase()}`, LIMITS.verifyPerAddress] : codeOnlyBudget(purpose),
 ];
 
 /** Buckets of failed password sign-ins: one address tried from one client IP, and all tries from that IP. */
@@ -90,9 +103,18 @@ export function sendCodeAfterAnswer(deps: AuthDependencies, project: DirectoryEn
   );
 }
 
-/** Redeems a code in its own transaction (tries and burns are kept), raising the refusal after commit. */
-export async function redeem(deps: AuthDependencies, project: DirectoryEntry, purposes: CodePurpose[], otp: string, owner: CodeOwner): Promise<RedeemedCode> {
-  const outcome = await deps.tenants.transaction(project.projectId, (tx) => deps.codes.redeem(tx, project.projectId, purposes, otp, owner));
+/**
+ * Redeems a code in its own transaction (tries and burns are kept), raising
+ * the refusal after commit. A code given alone that matched was no guess: it
+ * gives back the slot of the code-only budget of `purposes[0]` that
+ * {@link verifyLimits} took for it.
+ */
+export async function redeem(deps: AuthDependencies, project: DirectoryEntry, purposes: [CodePurpose, ...CodePurpose[]], otp: string, owner: CodeOwner): Promise<RedeemedCode> {
+  const outcome = await deps.tenants.transaction(project.projectId, async (tx) => {
+    const redeemed = await deps.codes.redeem(tx, project.projectId, purposes, otp, owner);
+    if (owner === undefined && !(redeemed instanceof ApiError)) await giveBack(tx, ...codeOnlyBudget(purposes[0]));
+    return redeemed;
+  });
   if (outcome instanceof ApiError) throw outcome;
   return outcome;
 }

@@ -64,7 +64,8 @@ export class CodeBook {
    * Spends a code of one of `purposes`. With an owner (an address, or the
    * signed-in user), a wrong code counts against that owner's live code
    * (burned at the fifth); without, the code is looked up among the live
-   * codes of those purposes. Answers what the code was for, or a refusal that
+   * codes of those purposes and a wrong one burns nothing (the caller bounds
+   * those tries: code-flow's code-only budget). Answers what the code was for, or a refusal that
    * the caller raises after commit (so tries and burns are kept).
    */
   async redeem(tx: PoolClient, projectId: string, purposes: CodePurpose[], otp: string, owner: CodeOwner): Promise<RedeemedCode | ApiError> {
