@@ -161,6 +161,26 @@ export async function markEmailVerified(tx: SqlClient, userId: string): Promise<
   return toUser(rows[0]);
 }
 
+/**
+ * Marks the address verified by a code that signs its holder in (a magic
+ * link, an invitation). When it was not verified before, whoever made the
+ * account never proved the address was theirs (anyone may sign up someone
+ * else's): the password they set is cleared and every session of the user
+ * ends, so the address's owner takes over an account nobody else can enter
+ * (they may set a password by reset or PATCH /me). A user already verified
+ * keeps both. True when the address was verified just now.
+ */
+export async function verifyBySignInCode(tx: SqlClient, userId: string): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `update auth.users set email_verified_at = now(), encrypted_password = null, updated_at = now()
+     where id = $1 and email_verified_at is null`,
+    [userId],
+  );
+  if ((rowCount ?? 0) === 0) return false;
+  await revokeAllSessions(tx, userId);
+  return true;
+}
+
 export async function setPassword(tx: SqlClient, userId: string, passwordHash: string): Promise<void> {
   await tx.query('update auth.users set encrypted_password = $2, updated_at = now() where id = $1', [userId, passwordHash]);
 }

@@ -181,6 +181,33 @@ describe('magic links', () => {
     expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(session.body.accessToken) })).body.lastSignInAt).toBe(session.body.user.lastSignInAt);
   });
 
+  it('takes the address from whoever signed it up without proving it: their password stops working and their sessions end', async () => {
+    const email = address();
+    const squatter = await signUp(email);
+    await call('POST', '/rest/v1/auth/magic-link', { headers: key(), body: { email } });
+    const owner = await call('POST', '/rest/v1/auth/magic-link/verify', { headers: key(), body: { otp: await codeFor(email), email } });
+    expect(owner.status, owner.text).toBe(200);
+    expect(owner.body.user).toMatchObject({ id: squatter.user.id, emailVerified: true, providers: [] });
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(squatter.accessToken) })).status).toBe(401);
+    expect((await call('POST', '/rest/v1/auth/refresh', { headers: key(), body: { refreshToken: squatter.refreshToken } })).body.code).toBe('refresh_token_invalid');
+    expect((await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email, password } })).body.code).toBe('invalid_credentials');
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(owner.body.accessToken) })).status).toBe(200);
+  });
+
+  it('leaves the password and sessions of a user whose address was already verified', async () => {
+    const email = address();
+    const session = await signUp(email);
+    await call('POST', '/rest/v1/auth/resend', { headers: key(), body: { email, type: 'signup' } });
+    expect((await call('POST', '/rest/v1/auth/verify-email', { headers: key(), body: { otp: await codeFor(email), email } })).status).toBe(200);
+    const mailed = await inboxSize(email);
+    await call('POST', '/rest/v1/auth/magic-link', { headers: key(), body: { email } });
+    const signedIn = await call('POST', '/rest/v1/auth/magic-link/verify', { headers: key(), body: { otp: await codeFor(email, mailed), email } });
+    expect(signedIn.status, signedIn.text).toBe(200);
+    expect(signedIn.body.user.providers).toEqual(['email']);
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(session.accessToken) })).status).toBe(200);
+    expect((await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email, password } })).status).toBe(200);
+  });
+
   it('keeps only the newest code of an address alive', async () => {
     const email = address();
     await call('POST', '/rest/v1/auth/magic-link', { headers: key(), body: { email } });

@@ -84,6 +84,26 @@ describe('require email verification', () => {
     expect((await call('POST', '/rest/v1/auth/refresh', { headers: anon(), body: { refreshToken: session.refreshToken } })).status).toBe(200);
   });
 
+  it('lets no one sign up an address ahead of its owner: once the owner signs in by magic link, the sign-up’s password and session are gone', async () => {
+    const email = address();
+    const squatter = (await signUp(email, 'the squatter’s password')).body;
+    const mailed = (await inbox(operator.token, email)).length;
+    expect((await call('POST', '/rest/v1/auth/magic-link', { headers: anon(), body: { email } })).status).toBe(200);
+    const otp = await codeFor(operator.token, email, { after: mailed });
+    const owner = await call('POST', '/rest/v1/auth/magic-link/verify', { headers: anon(), body: { otp, email } });
+    expect(owner.status, owner.text).toBe(200);
+    expect(owner.body.user).toMatchObject({ id: squatter.user.id, emailVerified: true, providers: [] });
+    // The address is verified now: what the squatter holds would pass, were it not cleared.
+    const signedIn = await call('POST', '/rest/v1/auth/signin', { headers: anon(), body: { email, password: 'the squatter’s password' } });
+    expect(signedIn.body.code).toBe('invalid_credentials');
+    expect((await call('POST', '/rest/v1/auth/refresh', { headers: anon(), body: { refreshToken: squatter.refreshToken } })).body.code).toBe('refresh_token_invalid');
+    expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(squatter.accessToken) })).status).toBe(401);
+    // The owner may set a password of their own.
+    const set = await call('PATCH', '/rest/v1/auth/me', { headers: { ...anon(), ...bearer(owner.body.accessToken) }, body: { password: 'the owner’s password' } });
+    expect(set.status, set.text).toBe(200);
+    expect((await call('POST', '/rest/v1/auth/signin', { headers: anon(), body: { email, password: 'the owner’s password' } })).status).toBe(200);
+  });
+
   it('never says whether an unknown address exists: a wrong password is still invalid_credentials', async () => {
     const answer = await call('POST', '/rest/v1/auth/signin', { headers: anon(), body: { email: probe, password: 'not the password' } });
     expect(answer.body.code).toBe('invalid_credentials');

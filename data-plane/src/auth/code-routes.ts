@@ -114,8 +114,9 @@ async function verifyMagicLink(deps: AuthDependencies, request: FastifyRequest):
   const code = await redeem(deps, project, ['magiclink', 'invite'], otp, email === undefined ? undefined : { email });
   const { user, sessionId, refreshToken } = await deps.tenants.transaction(project.projectId, async (tx) => {
     if (!code.userId) throw otpInvalid();
-    // The code reached the address, so the address is verified.
-    await store.markEmailVerified(tx, code.userId);
+    // The code reached the address, so the address is verified; if it was not, the password and sessions
+    // of whoever signed it up go (a pre-account takeover), before this sign-in's session opens.
+    await store.verifyBySignInCode(tx, code.userId);
     // The session answers the user as this sign-in leaves them (its lastSignInAt).
     const user = await store.touchSignIn(tx, code.userId);
     if (!user) throw otpInvalid();
