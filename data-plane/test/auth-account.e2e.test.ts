@@ -132,6 +132,38 @@ describe('reauthentication', () => {
     }
   });
 
+  it('is required for an email change too when the project says so (else a stolen token changes the email, then resets the password); the request spends it', async () => {
+    expect((await settings({ requireReauthForPasswordChange: true })).status).toBe(200);
+    try {
+      const user = await signUp();
+      const taken = await signUp();
+      const [thief, next] = [address(), address()];
+      const ask = (newEmail: string) => call('POST', '/rest/v1/auth/change-email', { headers: withToken(user.accessToken), body: { newEmail } });
+      const refused = await ask(thief);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toMatchObject({ code: 'reauthentication_required', hint: expect.stringContaining('/auth/reauth') });
+      expect(await inbox(operator.token, thief)).toHaveLength(0);
+      // Nor does the token learn which addresses have an account.
+      expect((await ask(taken.email)).body.code).toBe('reauthentication_required');
+
+      expect((await call('POST', '/rest/v1/auth/reauth', { headers: withToken(user.accessToken) })).status).toBe(200);
+      const reauthCode = await codeFor(operator.token, user.email, { mentions: 'account app' });
+      expect((await call('POST', '/rest/v1/auth/reauth/verify', { headers: withToken(user.accessToken), body: { otp: reauthCode } })).status).toBe(200);
+      // A refused request (a taken address) spends nothing, and says nothing about the address before the reauthentication.
+      expect((await ask(taken.email)).body.code).toBe('user_already_exists');
+      expect((await ask(next)).status).toBe(200);
+      // Spent by that request: neither another email change nor a password change goes through on it.
+      expect((await ask(thief)).body.code).toBe('reauthentication_required');
+      expect((await call('PATCH', '/rest/v1/auth/me', { headers: withToken(user.accessToken), body: { password: 'a much newer password' } })).body.code).toBe('reauthentication_required');
+      // The code of the request it let through completes the change.
+      const verified = await call('POST', '/rest/v1/auth/change-email/verify', { headers: withToken(user.accessToken), body: { otp: await codeFor(operator.token, next) } });
+      expect(verified.status, verified.text).toBe(200);
+      expect(verified.body.user.email).toBe(next);
+    } finally {
+      await settings({ requireReauthForPasswordChange: false });
+    }
+  });
+
   it('needs a signed-in user', async () => {
     expect((await call('POST', '/rest/v1/auth/reauth', { headers: anon() })).status).toBe(401);
   });

@@ -1,8 +1,9 @@
 /**
  * `/rest/v1/auth` for a signed-in user changing their account — PATCH /me,
- * change-email, reauth — and the service key's invite. A password change may
- * need a recent reauthentication (the project's `requireReauthForPasswordChange`),
- * which it spends: the next change needs another.
+ * change-email, reauth — and the service key's invite. A password change,
+ * and a request to change the email (the way to a password reset through
+ * another address), may need a recent reauthentication (the project's
+ * `requireReauthForPasswordChange`), which it spends: the next needs another.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, ChangeEmailBody, InviteBody, OtpOnlyBody, UpdateMeBody, validate } from '@baseplane/contracts';
@@ -25,6 +26,8 @@ export function bindAccountRoutes(app: FastifyInstance, deps: AuthDependencies):
 }
 
 const noUser = () => new ApiError(401, 'invalid_token', 'the user of this token no longer exists');
+const reauthRequired = (change: string) =>
+  new ApiError(403, 'reauthentication_required', `${change} needs a recent reauthentication`, null, 'POST /auth/reauth, then /auth/reauth/verify with the emailed code');
 
 async function updateMe(deps: AuthDependencies, request: FastifyRequest) {
   const { project, claims } = await authenticate(deps, request);
@@ -34,7 +37,7 @@ async function updateMe(deps: AuthDependencies, request: FastifyRequest) {
   const user = await deps.tenants.transaction(project.projectId, async (tx) => {
     if (passwordHash !== undefined) {
       if (project.authSettings.requireReauthForPasswordChange && !(await store.spendReauthentication(tx, claims.session_id))) {
-        throw new ApiError(403, 'reauthentication_required', 'changing the password needs a recent reauthentication', null, 'POST /auth/reauth, then /auth/reauth/verify with the emailed code');
+        throw reauthRequired('changing the password');
       }
       await store.setPassword(tx, claims.sub, passwordHash);
       // Whoever else holds a session of this account loses it; the one making the change stays.
@@ -46,12 +49,23 @@ async function updateMe(deps: AuthDependencies, request: FastifyRequest) {
   return store.publicUser(user);
 }
 
-/** Sends a code to the new address; the email changes only when that code comes back. */
+/**
+ * Sends a code to the new address; the email changes only when that code
+ * comes back. Where a password change needs a reauthentication, so does this
+ * request (else a stolen token moves the account to its holder's address and
+ * resets the password there), and the request spends it, not its verify: the
+ * code to the new address then proves only that address. Spent in the
+ * transaction that issues the code, first: a refusal (a taken address, a
+ * mail server that fails) gives it back, and tells nothing before it.
+ */
 async function changeEmail(deps: AuthDependencies, request: FastifyRequest) {
   const { project, claims } = await authenticate(deps, request);
   const newEmail = normalEmail(validate(ChangeEmailBody, request.body).newEmail);
   await limit(deps, project, issueLimits(request, 'email_change', newEmail));
   await deps.tenants.transaction(project.projectId, async (tx) => {
+    if (project.authSettings.requireReauthForPasswordChange && !(await store.spendReauthentication(tx, claims.session_id))) {
+      throw reauthRequired('changing the email');
+    }
     const holder = await store.findUserByEmail(tx, newEmail);
     if (holder) throw new ApiError(409, 'user_already_exists', holder.id === claims.sub ? 'this is already your email' : 'a user with this email already exists');
     const code = await deps.codes.issue(tx, project.projectId, 'email_change', newEmail, claims.sub, project.authSettings.otpTtl);
