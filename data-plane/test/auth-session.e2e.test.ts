@@ -155,6 +155,15 @@ describe('failed sign-ins', () => {
     expect(elsewhere.status, elsewhere.text).toBe(200);
   });
 
+  it('lets at most ten of many wrong passwords tried at once be checked: the rest are held back before the check', async () => {
+    const ip = someIp();
+    const answers = await Promise.all(Array.from({ length: 30 }, () => signin(ip, { email: user, password: 'wrong password' })));
+    const count = (status: number) => answers.filter((answer) => answer.status === status).length;
+    expect({ 400: count(400), 429: count(429) }).toEqual({ 400: 10, 429: 20 });
+    expect(answers.find((answer) => answer.status === 400)!.body.code).toBe('invalid_credentials');
+    expect((await signin(ip, { email: user, password })).status).toBe(429);
+  });
+
   it('never counts a sign-in that succeeds', async () => {
     const ip = someIp();
     for (let i = 0; i < 12; i++) expect((await signin(ip, { email: user, password })).status).toBe(200);

@@ -20,10 +20,9 @@ import * as store from '@baseplane/contracts/user-directory';
 import type { SqlClient } from '@baseplane/contracts/user-directory';
 import type { DirectoryEntry } from '../directory/project-directory';
 import { resolveProject } from '../http/resolve-project';
-import { count, issueLimits, limit, mailCode, signinFailureLimits, signupLimits } from './code-flow';
+import { giveBackSlots, issueLimits, limit, mailCode, signinFailureLimits, signupLimits, takeFailureSlots } from './code-flow';
 import type { AuthDependencies } from './dependencies';
 import { hashPassword, verifyPassword } from './passwords';
-import { used } from './rate-limits';
 import { hashOf } from './refresh-tokens';
 import { authenticate } from './session-guard';
 
@@ -94,18 +93,23 @@ async function signin(deps: AuthDependencies, request: FastifyRequest): Promise<
   const body = validate(EndUserSigninBody, request.body);
   const failures = signinFailureLimits(request, body.email);
   const found = await deps.tenants.transaction(project.projectId, async (tx) => {
-    // Too many failures hold every try back, the right password too: guessing stops there.
-    const over = await used(tx, failures);
-    if (over) throw over;
+    // Every try takes a failure slot before its password is checked; with none left it is held back, the right
+    // password too: guessing stops there, however many tries come at once.
+    await takeFailureSlots(tx, failures);
     return store.findUserByEmail(tx, body.email);
   });
-  // Same answer, same work, for an unknown email and a wrong password; both count as failures.
+  deps.housekeeping.wrote(project.projectId);
+  // Same answer, same work, for an unknown email and a wrong password; both keep their slots as failures.
   if (!(await verifyPassword(found?.passwordHash, body.password)) || !found) {
-    await count(deps, project, failures);
     throw new ApiError(400, 'invalid_credentials', 'invalid email or password');
   }
-  if (project.authSettings.requireEmailVerification && !found.emailVerified) throw notVerified();
+  // The right password: a sign-in that succeeds never counts, nor one refused for an unverified address.
+  if (project.authSettings.requireEmailVerification && !found.emailVerified) {
+    await deps.tenants.transaction(project.projectId, (tx) => giveBackSlots(tx, failures));
+    throw notVerified();
+  }
   const { user, sessionId, refreshToken } = await deps.tenants.transaction(project.projectId, async (tx) => {
+    await giveBackSlots(tx, failures);
     // The session answers the user as this sign-in leaves them (its lastSignInAt).
     const user = await store.touchSignIn(tx, found.id);
     if (!user) throw new ApiError(400, 'invalid_credentials', 'invalid email or password');

@@ -5,6 +5,7 @@
  * its address also spends the project's budget of wrong code-only tries.
  */
 import type { FastifyRequest } from 'fastify';
+import type { PoolClient } from 'pg';
 import { ApiError } from '@baseplane/contracts';
 import type { DirectoryEntry } from '../directory/project-directory';
 import { codeEmail, type CodePurpose } from '../mail/templates';
@@ -27,12 +28,24 @@ export async function limit(deps: AuthDependencies, project: DirectoryEntry, buc
   if (refusal) throw refusal;
 }
 
-/** Counts one hit on every bucket, refusing nothing (for what is counted after it happened: a failed sign-in). */
-export async function count(deps: AuthDependencies, project: DirectoryEntry, buckets: Buckets): Promise<void> {
-  await deps.tenants.transaction(project.projectId, async (tx) => {
-    for (const [bucket, limit] of buckets) await hit(tx, bucket, limit);
-  });
-  deps.housekeeping.wrote(project.projectId);
+/**
+ * Takes a slot of every bucket for a try that counts only when it fails (a
+ * password sign-in), before the try: tries made at once each take their
+ * own, so no more than the limit get through, where a check before and a
+ * count after let them all pass the check. Over any limit it throws the
+ * refusal, and the caller's transaction rolls back what it took (a refused
+ * try counts nothing). {@link giveBackSlots} when the try succeeded.
+ */
+export async function takeFailureSlots(tx: PoolClient, buckets: Buckets): Promise<void> {
+  for (const [bucket, limit] of buckets) {
+    const over = await hit(tx, bucket, limit);
+    if (over) throw over;
+  }
+}
+
+/** Gives back the slots {@link takeFailureSlots} took, for a try that succeeded. */
+export async function giveBackSlots(tx: PoolClient, buckets: Buckets): Promise<void> {
+  for (const [bucket, limit] of buckets) await giveBack(tx, bucket, limit);
 }
 
 /** Buckets of issuing a code for `purpose` to `target` (an address, or a user id). */

@@ -72,17 +72,3 @@ export async function giveBack(tx: PoolClient, bucket: string, limit: Limit): Pr
     [bucket, limit.windowSeconds],
   );
 }
-
-/** A refusal when any of `buckets` has used up its limit in its current window; counts nothing. */
-export async function used(tx: PoolClient, buckets: [string, Limit][]): Promise<RateLimitedError | undefined> {
-  if (buckets.length === 0) return undefined;
-  const { rows } = await tx.query<{ bucket: string; hits: number; age: number }>(
-    'select bucket, hits, extract(epoch from (now() - window_start))::float8 as age from auth.rate_limits where bucket = any($1::text[])',
-    [buckets.map(([bucket]) => bucket)],
-  );
-  const waits = rows.flatMap((row) => {
-    const limit = buckets.find(([bucket]) => bucket === row.bucket)![1];
-    return row.age < limit.windowSeconds && row.hits >= limit.max ? [Math.ceil(limit.windowSeconds - row.age)] : [];
-  });
-  return waits.length > 0 ? new RateLimitedError(Math.max(1, ...waits)) : undefined;
-}
