@@ -201,6 +201,32 @@ export async function touchSignIn(tx: SqlClient, userId: string): Promise<Stored
   return rows[0] && toUser(rows[0]);
 }
 
+/**
+ * Records a sign-in by password if the password checked is still the
+ * user's; undefined when it is not (changed or cleared since it was read: a
+ * reset, or an address its owner took over), so that a sign-in on its way
+ * then opens nothing. Waits for a change of the row under way and judges by
+ * what it left.
+ */
+export async function touchPasswordSignIn(tx: SqlClient, userId: string, checkedHash: string): Promise<StoredUser | undefined> {
+  const { rows } = await tx.query<UserRow>(`update auth.users set last_sign_in_at = now() where id = $1 and encrypted_password = $2 returning ${USER}`, [userId, checkedHash]);
+  return rows[0] && toUser(rows[0]);
+}
+
+/**
+ * Takes the user's row for a password change by a session, and answers
+ * whether that session is still live once it has it: what ends sessions
+ * for a reason (a reset, an address taken over) takes the row first, so a
+ * change whose session it ended while the change was on its way finds it
+ * ended here, rather than setting a password after it.
+ */
+export async function holdForSessionChange(tx: SqlClient, userId: string, sessionId: string): Promise<boolean> {
+  await tx.query('select 1 from auth.users where id = $1 for update', [userId]);
+  // A statement of its own: it sees what committed while the row was waited for.
+  const { rowCount } = await tx.query('select 1 from auth.sessions where id = $1 and user_id = $2 and revoked_at is null', [sessionId, userId]);
+  return (rowCount ?? 0) > 0;
+}
+
 /** Where a new session starts: its id and its first refresh token's hash, both made by the caller (the token names its session). */
 export interface NewSession {
   id: string;

@@ -6,8 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect, describe, it, beforeAll, afterAll } from 'vitest';
-import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
-import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
+import { bearer, call, createProject, signUpOperator, type Answer, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+import pg from 'pg';
+import { connectTenant, tenantUrl, type TenantDatabase } from '../../deploy/test/tenant';
 import { codeFor as readCode, inbox } from '../../deploy/test/inbox';
 import { serviceLogLines } from '../../deploy/test/logs';
 import { expectSameTime, someIp } from './auth-timing';
@@ -206,6 +207,62 @@ describe('magic links', () => {
     expect(signedIn.body.user.providers).toEqual(['email']);
     expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(session.accessToken) })).status).toBe(200);
     expect((await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email, password } })).status).toBe(200);
+  });
+
+  describe('what the squatter had on its way when the owner signed in', () => {
+    /** Waits until `count` statements in the tenant database wait for a lock. */
+    async function waiting(count: number): Promise<void> {
+      await expect
+        .poll(async () => Number((await tenant.client.query(`select count(*) from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows[0].count), { timeout: 10_000, interval: 20 })
+        .toBeGreaterThanOrEqual(count);
+    }
+
+    /**
+     * Holds the user's row so that the owner's magic-link sign-in waits for it, starts `squatterMove` once it waits
+     * (it reads the account as it was, then waits behind the owner), and lets both go: the owner's goes first.
+     */
+    async function ownerSignsInDuring(squatter: { email: string; userId: string }, squatterMove: () => Promise<Answer>): Promise<{ owner: Answer; squatter: Answer }> {
+      await call('POST', '/rest/v1/auth/magic-link', { headers: key(), body: { email: squatter.email } });
+      const otp = await codeFor(squatter.email);
+      const hold = new pg.Client({ connectionString: tenantUrl(project.id) });
+      await hold.connect();
+      try {
+        await hold.query('begin');
+        await hold.query('select 1 from auth.users where id = $1 for update', [squatter.userId]);
+        const owner = call('POST', '/rest/v1/auth/magic-link/verify', { headers: key(), body: { otp, email: squatter.email } });
+        await waiting(1);
+        const move = squatterMove();
+        await waiting(2);
+        await hold.query('rollback');
+        return { owner: await owner, squatter: await move };
+      } finally {
+        await hold.end();
+      }
+    }
+
+    it('a sign-in with the squatter’s password that read the account before opens no session after', async () => {
+      const email = address();
+      const { user } = await signUp(email);
+      const answers = await ownerSignsInDuring({ email, userId: user.id }, () => call('POST', '/rest/v1/auth/signin', { headers: key({ 'x-forwarded-for': someIp() }), body: { email, password } }));
+      expect(answers.owner.status, answers.owner.text).toBe(200);
+      expect(answers.squatter.status, answers.squatter.text).toBe(400);
+      expect(answers.squatter.body.code).toBe('invalid_credentials');
+      const { rows } = await tenant.client.query('select count(*)::int as live from auth.sessions where user_id = $1 and revoked_at is null', [user.id]);
+      expect(rows[0].live).toBe(1);
+    });
+
+    it('a password change by the squatter’s session, checked before, does not land after', async () => {
+      const email = address();
+      const squatter = await signUp(email);
+      const answers = await ownerSignsInDuring({ email, userId: squatter.user.id }, () =>
+        call('PATCH', '/rest/v1/auth/me', { headers: key(bearer(squatter.accessToken)), body: { password: 'the squatter’s next password' } }),
+      );
+      expect(answers.owner.status, answers.owner.text).toBe(200);
+      expect(answers.squatter.status, answers.squatter.text).toBe(401);
+      expect(answers.squatter.body.code).toBe('invalid_token');
+      expect((await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email, password: 'the squatter’s next password' } })).status).toBe(400);
+      expect((await call('GET', '/rest/v1/auth/me', { headers: bearer(answers.owner.body.accessToken) })).status).toBe(200);
+    });
   });
 
   it('keeps only the newest code of an address alive', async () => {

@@ -26,6 +26,7 @@ export function bindAccountRoutes(app: FastifyInstance, deps: AuthDependencies):
 }
 
 const noUser = () => new ApiError(401, 'invalid_token', 'the user of this token no longer exists');
+const sessionEnded = () => new ApiError(401, 'invalid_token', 'the session of this token has ended');
 const reauthRequired = (change: string) =>
   new ApiError(403, 'reauthentication_required', `${change} needs a recent reauthentication`, null, 'POST /auth/reauth, then /auth/reauth/verify with the emailed code');
 
@@ -36,6 +37,8 @@ async function updateMe(deps: AuthDependencies, request: FastifyRequest) {
   const passwordHash = password === undefined ? undefined : await hashPassword(password);
   const user = await deps.tenants.transaction(project.projectId, async (tx) => {
     if (passwordHash !== undefined) {
+      // The token was checked before the password was hashed: a reset or a takeover since then has ended its session.
+      if (!(await store.holdForSessionChange(tx, claims.sub, claims.session_id))) throw sessionEnded();
       if (project.authSettings.requireReauthForPasswordChange && !(await store.spendReauthentication(tx, claims.session_id))) {
         throw reauthRequired('changing the password');
       }

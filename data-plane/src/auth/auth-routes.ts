@@ -110,8 +110,9 @@ async function signin(deps: AuthDependencies, request: FastifyRequest): Promise<
   }
   const { user, sessionId, refreshToken } = await deps.tenants.transaction(project.projectId, async (tx) => {
     await giveBackSlots(tx, failures);
-    // The session answers the user as this sign-in leaves them (its lastSignInAt).
-    const user = await store.touchSignIn(tx, found.id);
+    // Only if the password checked is still the user's (a reset or a takeover may have come meanwhile); the
+    // session answers the user as this sign-in leaves them (its lastSignInAt).
+    const user = await store.touchPasswordSignIn(tx, found.id, found.passwordHash!);
     if (!user) throw new ApiError(400, 'invalid_credentials', 'invalid email or password');
     return { user, ...(await openSession(deps, tx, project, user.id)) };
   });
