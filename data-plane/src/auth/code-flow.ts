@@ -65,7 +65,7 @@ export const codeOnlyBudget = (purpose: CodePurpose): [string, Limit] => [`verif
 /**
  * Buckets of trying a code for `purpose`; `target` when the caller names
  * whose code it is, else the code-only budget (its slot, taken here before
- * the lookup, goes back in {@link redeem} when the code matched).
+ * the lookup, goes back in {@link redeem} when the code is accepted).
  */
 export const verifyLimits = (request: FastifyRequest, purpose: CodePurpose, target: string | undefined): Buckets => [
   [`verify:ip:${request.ip}`, LIMITS.verifyPerIp],
@@ -118,8 +118,8 @@ export function sendCodeAfterAnswer(deps: AuthDependencies, project: DirectoryEn
 
 /**
  * Redeems a code in its own transaction (tries and burns are kept), raising
- * the refusal after commit. A code given alone that matched was no guess: it
- * gives back the slot of the code-only budget of `purposes[0]` that
+ * the refusal after commit. A code given alone that is accepted was no
+ * guess: it gives back the slot of the code-only budget of `purposes[0]` that
  * {@link verifyLimits} took for it.
  */
 export async function redeem(deps: AuthDependencies, project: DirectoryEntry, purposes: [CodePurpose, ...CodePurpose[]], otp: string, owner: CodeOwner): Promise<RedeemedCode> {
