@@ -59,24 +59,23 @@ function readSql(plan: ReadPlan): Statement {
   const t = '_t0';
   const from = `${qualified(plan.relation.name)} ${t}`;
   const list = selectListSql(plan.select, t, params, aliases);
-  const where = [whereSql(plan.modifiers.where, t, params), ...innerJoinsSql(plan.select, t, params, aliases)].join(' and ');
+  /** The rows' condition (filters and inner embeddings) with its values in `into`; the page's shares its aliases. */
+  const whereIn = (into: Params, named = new Aliases()) => [whereSql(plan.modifiers.where, t, into), ...innerJoinsSql(plan.select, t, into, named)].join(' and ');
+  const where = whereIn(params, aliases);
   const page = `select ${list} from ${from} where ${where}${orderSql(plan.modifiers.order, t, params)}${pageSql(plan.modifiers, params)}`;
   let total = 'null::bigint';
   let estimate: Statement['estimate'];
   if (plan.count === 'planned' || plan.count === 'estimated') {
     // The planner's estimate, as PostgREST gives it: cheap on a large table, where an exact count is not.
     const countParams = new Params();
-    const countWhere = [whereSql(plan.modifiers.where, t, countParams), ...innerJoinsSql(plan.select, t, countParams, new Aliases())].join(' and ');
-    estimate = { text: `explain (format json) select 1 from ${from} where ${countWhere}`, values: countParams.values };
+    estimate = { text: `explain (format json) select 1 from ${from} where ${whereIn(countParams)}`, values: countParams.values };
     if (plan.count === 'estimated' && plan.maxRows !== undefined) {
       // As PostgREST: exact up to the row cap, counted over at most one row more; the estimate only past it.
-      const exactWhere = [whereSql(plan.modifiers.where, t, params), ...innerJoinsSql(plan.select, t, params, new Aliases())].join(' and ');
-      total = `(select count(*) from (select 1 from ${from} where ${exactWhere} limit ${params.add(plan.maxRows + 1)}) _c)`;
+      total = `(select count(*) from (select 1 from ${from} where ${whereIn(params)} limit ${params.add(plan.maxRows + 1)}) _c)`;
       estimate.above = plan.maxRows;
     }
   } else if (plan.count) {
-    const countWhere = [whereSql(plan.modifiers.where, t, params), ...innerJoinsSql(plan.select, t, params, new Aliases())].join(' and ');
-    total = `(select count(*) from ${from} where ${countWhere})`;
+    total = `(select count(*) from ${from} where ${whereIn(params)})`;
   }
   return {
     text: `select ${bodySql(bodyShape(plan), plan.select)} as body, count(*)::int as page_count, ${total} as total from (${page}) _s`,
