@@ -68,6 +68,16 @@ export interface AccessTokenClaims {
 /** local@domain.tld, without spaces or control characters. */
 export const EMAIL_PATTERN = /^[^\s@\x00-\x1f\x7f]+@[^\s@\x00-\x1f\x7f]+\.[^\s@\x00-\x1f\x7f]+$/;
 
+/**
+ * An end user's address in its one normal form: lowercased by JavaScript, as
+ * GoTrue stores them. It is what is stored, what the per-address limits count,
+ * and what lookups compare `lower(email)` with. It has no capitals left, so
+ * PostgreSQL's `lower()` keeps it as it is, whatever the collation, while
+ * `lower()` of a typed address need not agree with it (`İ` lowers to `i̇`
+ * here and to `i` in C.UTF-8): an address never reaches SQL as typed.
+ */
+export const emailKey = (email: string): string => email.toLowerCase();
+
 const Otp = Text({ minLength: 1, maxLength: 32 });
 
 export const EmailOnlyBody = Type.Object({ email: Email }, { additionalProperties: false });

@@ -6,7 +6,7 @@
  * the data plane (the auth API) and the control plane (the operators' users
  * API); it runs on a client passed in, so contracts opens no connection.
  */
-import type { EndUser } from './auth';
+import { emailKey, type EndUser } from './auth';
 import { ApiError } from './errors';
 
 /** What these functions need of a database client (pg's PoolClient is one). */
@@ -98,7 +98,7 @@ export async function createUser(tx: SqlClient, input: NewUser): Promise<StoredU
     tx,
     `insert into auth.users (email, encrypted_password, first_name, last_name, username, email_verified_at, last_sign_in_at)
      values ($1, $2, $3, $4, $5, case when $6::boolean then now() end, case when $7::boolean then now() end) returning ${USER}`,
-    [input.email.toLowerCase(), input.passwordHash, input.firstName ?? null, input.lastName ?? null, input.username ?? null, input.emailVerified ?? false, input.signingIn ?? false],
+    [emailKey(input.email), input.passwordHash, input.firstName ?? null, input.lastName ?? null, input.username ?? null, input.emailVerified ?? false, input.signingIn ?? false],
   ))!;
 }
 
@@ -127,8 +127,8 @@ export function updateUser(tx: SqlClient, userId: string, change: ProfileChange)
   if (change.firstName !== undefined) set('first_name', change.firstName);
   if (change.lastName !== undefined) set('last_name', change.lastName);
   if (change.username !== undefined) set('username', change.username);
-  // Stored lowercased, as GoTrue stores them (lookups ignore case, so rows stored as typed before still match).
-  if (change.email !== undefined) set('email', change.email.toLowerCase());
+  // Stored in its normal form, as GoTrue stores them (lookups lower the column, so rows stored as typed before still match).
+  if (change.email !== undefined) set('email', emailKey(change.email));
   if (change.emailVerified !== undefined) {
     values.push(change.emailVerified);
     sets.push(`email_verified_at = case when $${values.length}::boolean then coalesce(email_verified_at, now()) end`);
@@ -186,7 +186,7 @@ export async function setPassword(tx: SqlClient, userId: string, passwordHash: s
 }
 
 export async function findUserByEmail(tx: SqlClient, email: string): Promise<StoredUser | undefined> {
-  const { rows } = await tx.query<UserRow>(`select ${USER} from auth.users where lower(email) = lower($1)`, [email]);
+  const { rows } = await tx.query<UserRow>(`select ${USER} from auth.users where lower(email) = $1`, [emailKey(email)]);
   return rows[0] && toUser(rows[0]);
 }
 

@@ -79,6 +79,16 @@ describe('sign-up and sign-in', () => {
     expect(again.body.code).toBe('user_already_exists');
   });
 
+  it('signs in with an address that JavaScript and PostgreSQL lower differently (İ), typed as at sign-up', async () => {
+    const typed = `Dİnç-${randomUUID()}@Example.com`;
+    const signedUp = await call('POST', '/rest/v1/auth/signup', { headers: key(), body: { email: typed, password } });
+    expect(signedUp.status, signedUp.text).toBe(201);
+    expect(signedUp.body.user.email).toBe(typed.toLowerCase());
+    const answer = await call('POST', '/rest/v1/auth/signin', { headers: key(), body: { email: typed, password } });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.user.id).toBe(signedUp.body.user.id);
+  });
+
   describe('refusals', () => {
     scenarios([
       { name: 'a second sign-up with the same email, in another case, is 409', method: 'POST', url: '/rest/v1/auth/signup', headers: key, body: { email: email.toUpperCase(), password }, expectedStatus: 409, expectedContent: ['user_already_exists'] },
@@ -153,6 +163,16 @@ describe('failed sign-ins', () => {
     expect((await signin(ip, { email: user, password: 'wrong password' })).status).toBe(429);
     const elsewhere = await signin(someIp(), { email: user, password });
     expect(elsewhere.status, elsewhere.text).toBe(200);
+  });
+
+  it('counts an address in its one form: a variant PostgreSQL would lower alike (İ for i) is another address, not a way past the limit', async () => {
+    const ip = someIp();
+    const plain = `limited-i-${randomUUID()}@example.com`;
+    expect((await call('POST', '/rest/v1/auth/signup', { headers: key(), body: { email: plain, password } })).status).toBe(201);
+    expect(await statuses(Array.from({ length: 10 }, () => () => signin(ip, { email: plain, password: 'wrong password' })))).toEqual(Array(10).fill(400));
+    expect((await signin(ip, { email: plain, password })).status).toBe(429);
+    const variant = await signin(ip, { email: plain.replace('limited-i', 'limited-İ'), password });
+    expect([variant.status, variant.body.code]).toEqual([400, 'invalid_credentials']);
   });
 
   it('lets at most ten of many wrong passwords tried at once be checked: the rest are held back before the check', async () => {

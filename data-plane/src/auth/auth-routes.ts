@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   ApiError,
   EMAIL_PATTERN,
+  emailKey,
   EndUserLogoutBody,
   EndUserRefreshBody,
   EndUserSigninBody,
@@ -54,13 +55,10 @@ export function checkPassword(project: DirectoryEntry, password: string): void {
   if (password.length < min) throw new ApiError(400, 'weak_password', `password must have at least ${min} characters`);
 }
 
-/**
- * An address as it is stored: checked, and lowercased as GoTrue stores them
- * (lookups ignore case, so rows written as typed before keep working).
- */
+/** An address as it is stored: checked, and in its normal form (contracts' `emailKey`). */
 export function normalEmail(email: string): string {
   if (!EMAIL_PATTERN.test(email)) throw new ApiError(400, 'invalid_email', 'invalid email address');
-  return email.toLowerCase();
+  return emailKey(email);
 }
 
 const notVerified = () => new ApiError(403, 'email_not_verified', 'confirm your email address first', null, 'enter the code sent at sign-up through POST /auth/verify-email');

@@ -6,7 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { PoolClient } from 'pg';
-import { ApiError } from '@baseplane/contracts';
+import { ApiError, emailKey } from '@baseplane/contracts';
 import type { DirectoryEntry } from '../directory/project-directory';
 import { codeEmail, type CodePurpose } from '../mail/templates';
 import type { CodeOwner, RedeemedCode } from './codes';
@@ -50,7 +50,7 @@ export async function giveBackSlots(tx: PoolClient, buckets: Buckets): Promise<v
 
 /** Buckets of issuing a code for `purpose` to `target` (an address, or a user id). */
 export const issueLimits = (request: FastifyRequest, purpose: CodePurpose, target: string): Buckets => [
-  [`issue:${purpose}:${target.toLowerCase()}`, LIMITS.issuePerAddress],
+  [`issue:${purpose}:${emailKey(target)}`, LIMITS.issuePerAddress],
   [`issue:ip:${request.ip}`, LIMITS.issuePerIp],
 ];
 
@@ -69,12 +69,12 @@ export const codeOnlyBudget = (purpose: CodePurpose): [string, Limit] => [`verif
  */
 export const verifyLimits = (request: FastifyRequest, purpose: CodePurpose, target: string | undefined): Buckets => [
   [`verify:ip:${request.ip}`, LIMITS.verifyPerIp],
-  target ? [`verify:${purpose}:${target.toLowerCase()}`, LIMITS.verifyPerAddress] : codeOnlyBudget(purpose),
+  target ? [`verify:${purpose}:${emailKey(target)}`, LIMITS.verifyPerAddress] : codeOnlyBudget(purpose),
 ];
 
 /** Buckets of failed password sign-ins: one address tried from one client IP, and all tries from that IP. */
 export const signinFailureLimits = (request: FastifyRequest, email: string): Buckets => [
-  [`signin-failed:${request.ip}:${email.toLowerCase()}`, LIMITS.signinFailuresPerAddressAndIp],
+  [`signin-failed:${request.ip}:${emailKey(email)}`, LIMITS.signinFailuresPerAddressAndIp],
   [`signin-failed:ip:${request.ip}`, LIMITS.signinFailuresPerIp],
 ];
 

@@ -7,7 +7,7 @@
  */
 import { createHmac, randomInt } from 'node:crypto';
 import type { PoolClient } from 'pg';
-import { ApiError, deriveSecret } from '@baseplane/contracts';
+import { ApiError, deriveSecret, emailKey } from '@baseplane/contracts';
 import type { CodePurpose } from '../mail/templates';
 
 export const MAX_WRONG_TRIES = 5;
@@ -32,8 +32,8 @@ export class CodeBook {
     await tx.query(
       `update auth.one_time_codes set used_at = now()
        where used_at is null and purpose = $1
-         and (lower(email) = lower($2) or user_id = $3 or expires_at <= now())`,
-      [purpose, email, userId],
+         and (lower(email) = $2 or user_id = $3 or expires_at <= now())`,
+      [purpose, emailKey(email), userId],
     );
     for (let attempt = 0; attempt < 10; attempt++) {
       const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
@@ -70,7 +70,7 @@ export class CodeBook {
    */
   async redeem(tx: PoolClient, projectId: string, purposes: CodePurpose[], otp: string, owner: CodeOwner): Promise<RedeemedCode | ApiError> {
     const hash = this.hash(projectId, otp);
-    const [match, value] = owner === undefined ? ['code_hash = $2', hash] : 'email' in owner ? ['lower(email) = lower($2)', owner.email] : ['user_id = $2::uuid', owner.userId];
+    const [match, value] = owner === undefined ? ['code_hash = $2', hash] : 'email' in owner ? ['lower(email) = $2', emailKey(owner.email)] : ['user_id = $2::uuid', owner.userId];
     const { rows } = await tx.query<{ id: string; email: string; user_id: string | null; code_hash: string; expired: boolean; attempts: number }>(
       `select id, email, user_id, code_hash, expires_at <= now() as expired, attempts from auth.one_time_codes
        where used_at is null and purpose = any($1::text[]) and ${match}
@@ -103,11 +103,11 @@ export class CodeBook {
   async pendingEmailChange(tx: PoolClient, email: string): Promise<{ userId: string; email: string } | null> {
     const { rows } = await tx.query<{ user_id: string; email: string }>(
       `select c.user_id, c.email from auth.one_time_codes c join auth.users u on u.id = c.user_id
-       where c.purpose = 'email_change' and lower(c.email) = lower($1) and lower(u.email) <> lower(c.email)
+       where c.purpose = 'email_change' and lower(c.email) = $1 and lower(u.email) <> lower(c.email)
          and c.id = (select o.id from auth.one_time_codes o where o.purpose = 'email_change' and o.user_id = c.user_id
                      order by o.created_at desc, o.id desc limit 1)
        order by c.created_at desc limit 1`,
-      [email],
+      [emailKey(email)],
     );
     return rows[0] ? { userId: rows[0].user_id, email: rows[0].email } : null;
   }
