@@ -155,9 +155,18 @@ describe('requests', () => {
     const prefer = (value: string) => parseRequest(raw('', { headers: { prefer: value } })).prefer;
     expect(prefer('handling=lenient, foo, bar, tx=rollback, count=exact')).toMatchObject({ count: 'exact' });
     expect(prefer('handling=strict, count=exact, return=minimal, missing=null')).toMatchObject({ count: 'exact' });
-    for (const [value, named] of [['handling=strict, foo, bar', 'foo, bar'], ['count=bogus,handling=strict', 'count=bogus'], ['handling=strict, tx=rollback', 'tx=rollback'], ['handling=strict, max-affected=1', 'max-affected=1']]) {
+    for (const [value, named] of [['handling=strict, foo, bar', 'foo, bar'], ['count=bogus,handling=strict', 'count=bogus'], ['handling=strict, tx=rollback', 'tx=rollback'], ['handling=strict, max-affected=many', 'max-affected=many'], ['handling=strict, timezone=Jupiter/Red_Spot', 'timezone=Jupiter/Red_Spot']]) {
       expect(() => prefer(value!), value).toThrow(expect.objectContaining({ status: 400, message: 'Invalid preferences given with handling=strict', details: `Invalid preferences: ${named}` }));
     }
+  });
+
+  it('takes a timezone PostgreSQL lists, and max-affected only under handling=strict', () => {
+    const zones = new Set(['America/Los_Angeles', 'UTC']);
+    const prefer = (value: string) => parseRequest({ ...raw('', { headers: { prefer: value } }), timeZones: zones }).prefer;
+    expect(prefer('timezone=America/Los_Angeles')).toMatchObject({ timezone: 'America/Los_Angeles' });
+    expect(prefer('timezone=america/los_angeles').timezone).toBeUndefined();
+    expect(prefer('max-affected=5').maxAffected).toBeUndefined();
+    expect(prefer('handling=strict, max-affected=5')).toMatchObject({ handling: 'strict', maxAffected: 5 });
   });
 
   it('maps methods to actions and refuses bodies that are not JSON objects', () => {

@@ -314,3 +314,88 @@ describe('schema cache', () => {
     await expect.poll(async () => (await rest('GET', 'authors?select=twitter')).status, { timeout: 1000, interval: 20 }).toBe(400);
   });
 });
+
+describe('CSV bodies', () => {
+  const csv = (raw: string, prefer = 'return=representation') => ({ headers: { 'content-type': 'text/csv', prefer }, raw });
+
+  it('inserts the rows of a CSV body, each value read in its column’s type: NULL unquoted is null, "NULL" quoted the word, an empty field the empty string', async () => {
+    const raw = 'id,label,n,amount\n9100,"comma, and ""quotes""",7,1.50\n9101,NULL,NULL,NULL\n9102,"NULL",NULL,2\n9103,,1,3\n';
+    const answer = await rest('POST', 'ledger?select=id,label,n,amount::text', csv(raw));
+    expect(answer.status, answer.text).toBe(201);
+    expect(answer.headers.get('preference-applied')).toBe('return=representation');
+    expect(answer.body).toEqual([
+      { id: 9100, label: 'comma, and "quotes"', n: 7, amount: '1.50' },
+      { id: 9101, label: null, n: null, amount: null },
+      { id: 9102, label: 'NULL', n: null, amount: '2' },
+      { id: 9103, label: '', n: 1, amount: '3' },
+    ]);
+    // An empty field in a number column is the empty string, which PostgreSQL refuses there (22P02), as in PostgREST; nothing of the body stays.
+    const refused = await rest('POST', 'ledger', csv('id,n\n9104,1\n9105,\n'));
+    expect([refused.status, refused.body.code]).toEqual([400, '22P02']);
+    expect((await rest('GET', 'ledger?id=in.(9104,9105)')).body).toEqual([]);
+  });
+
+  it('answers a CSV body it cannot take with 400 (fields unlike the header, a header naming a column twice) or 415 (not a POST), and keeps nothing', async () => {
+    const uneven = await rest('POST', 'ledger', csv('id,label\n9110,a\n9111\n'));
+    expect([uneven.status, uneven.body.code]).toEqual([400, 'invalid_request']);
+    expect(uneven.body.details.reason).toMatch(/record length|columns/i);
+    const twice = await rest('POST', 'ledger', csv('id,id\n9112,9113\n'));
+    expect([twice.status, twice.body.code]).toEqual([400, 'invalid_request']);
+    const unknown = await rest('POST', 'ledger', csv('id,nope\n9114,1\n'));
+    expect([unknown.status, unknown.body.code]).toEqual([400, 'unknown_column']);
+    const patch = await rest('PATCH', 'ledger?id=eq.9100', csv('label\nx\n'));
+    expect([patch.status, patch.body.code]).toEqual([415, 'unsupported_media_type']);
+    expect((await rest('GET', 'ledger?id=in.(9110,9111,9112,9113,9114)')).body).toEqual([]);
+    expect((await rest('GET', 'ledger?id=eq.9100&select=label')).body).toEqual([{ label: 'comma, and "quotes"' }]);
+  });
+});
+
+describe('Prefer: timezone and max-affected', () => {
+  beforeAll(async () => {
+    await sql(p, `
+      create table moments (id int8 primary key, at timestamptz not null);
+      insert into moments values (1, '2026-01-15 12:00:00+00'), (2, '2026-07-15 12:00:00+00'), (3, '2026-07-16 12:00:00+00');
+      create function moments_after(t timestamptz) returns setof moments language sql stable as $$ select * from moments where at > t order by id $$;
+    `);
+  });
+
+  it('answers timestamps in the time zone a request prefers, one PostgreSQL lists, and says so; another zone is not applied', async () => {
+    const la = await rest('GET', 'moments?select=id,at&id=lte.2&order=id', { headers: { prefer: 'timezone=America/Los_Angeles' } });
+    expect(la.status, la.text).toBe(200);
+    expect(la.body).toEqual([{ id: 1, at: '2026-01-15T04:00:00-08:00' }, { id: 2, at: '2026-07-15T05:00:00-07:00' }]);
+    expect(la.headers.get('preference-applied')).toBe('timezone=America/Los_Angeles');
+    // Values the request sends are read in that zone too.
+    const filtered = await rest('GET', 'moments?select=id&at=eq.2026-07-15 05:00:00', { headers: { prefer: 'timezone=America/Los_Angeles' } });
+    expect(filtered.body).toEqual([{ id: 2 }]);
+    const rpc = await rest('POST', 'rpc/moments_after?select=id,at', { headers: { prefer: 'timezone=Asia/Tokyo' }, body: { t: '2026-07-16 00:00:00' } });
+    expect(rpc.body).toEqual([{ id: 3, at: '2026-07-16T21:00:00+09:00' }]);
+    const unknown = await rest('GET', 'moments?select=at&id=eq.1', { headers: { prefer: 'timezone=Jupiter/Red_Spot' } });
+    expect(unknown.status, unknown.text).toBe(200);
+    expect(unknown.body).toEqual([{ at: '2026-01-15T12:00:00+00:00' }]);
+    expect(unknown.headers.get('preference-applied')).toBeNull();
+    const strict = await rest('GET', 'moments?select=at&id=eq.1', { headers: { prefer: 'handling=strict, timezone=Jupiter/Red_Spot' } });
+    expect([strict.status, strict.body.code, strict.body.details]).toEqual([400, 'invalid_request', 'Invalid preferences: timezone=Jupiter/Red_Spot']);
+    // The zone lasts for its request only: the connection's next request answers in the default zone.
+    const after = await rest('GET', 'moments?select=at&id=eq.1');
+    expect(after.body).toEqual([{ at: '2026-01-15T12:00:00+00:00' }]);
+  });
+
+  it('refuses, under handling=strict, a PATCH, DELETE or rpc past max-affected, and keeps nothing of it; lenient handling ignores it', async () => {
+    await rest('POST', 'ledger', { body: [9200, 9201, 9202].map((id) => ({ id, label: 'batch' })) });
+    const strict = { prefer: 'handling=strict, max-affected=2' };
+    const deleted = await rest('DELETE', 'ledger?label=eq.batch', { headers: strict });
+    expect([deleted.status, deleted.body.code, deleted.body.details]).toEqual([400, 'max_affected_exceeded', 'The query affects 3 rows']);
+    const patched = await rest('PATCH', 'ledger?label=eq.batch', { headers: { prefer: 'handling=strict, max-affected=2, return=representation' }, body: { n: 1 } });
+    expect([patched.status, patched.body.code]).toEqual([400, 'max_affected_exceeded']);
+    expect((await rest('GET', 'ledger?label=eq.batch&select=id,n&order=id')).body).toEqual([9200, 9201, 9202].map((id) => ({ id, n: null })));
+    const within = await rest('PATCH', 'ledger?label=eq.batch&id=lte.9201', { headers: { prefer: 'handling=strict, max-affected=2' }, body: { n: 2 } });
+    expect(within.status, within.text).toBe(204);
+    expect(within.headers.get('preference-applied')).toBe('return=minimal, handling=strict, max-affected=2');
+    const rpc = await rest('POST', 'rpc/moments_after', { headers: { prefer: 'handling=strict, max-affected=1' }, body: { t: '2026-01-01 00:00:00' } });
+    expect([rpc.status, rpc.body.code]).toEqual([400, 'max_affected_exceeded']);
+    const lenient = await rest('DELETE', 'ledger?label=eq.batch', { headers: { prefer: 'max-affected=2' } });
+    expect(lenient.status, lenient.text).toBe(204);
+    expect(lenient.headers.get('preference-applied')).toBe('return=minimal');
+    expect((await rest('GET', 'ledger?label=eq.batch')).body).toEqual([]);
+  });
+});

@@ -55,10 +55,13 @@ export function callerSetupValues(caller: Caller): [string, string] {
 }
 
 const SETUP = { name: 'bp_setup', text: CALLER_SETUP };
+/** The same with the time zone a request prefers ($3). */
+const SETUP_ZONE = { name: 'bp_setup_tz', text: `${CALLER_SETUP}, pg_catalog.set_config('timezone', $3, true)` };
 /** Opens an explicit transaction from inside a batch: it outlives the batch's Sync, until COMMIT or ROLLBACK. */
 export const BEGIN_STEP: BatchStep = { name: 'bp_begin', text: 'begin', values: [] };
 /** The same for a read, which also makes the transaction read-only (allowed at any point of it, unlike the reverse). */
 const SETUP_READ_ONLY = { name: 'bp_setup_read', text: `${CALLER_SETUP}, pg_catalog.set_config('transaction_read_only', 'on', true)` };
+const SETUP_READ_ONLY_ZONE = { name: 'bp_setup_read_tz', text: `${SETUP_READ_ONLY.text}, pg_catalog.set_config('timezone', $3, true)` };
 const EMPTY_ROW: StatementRow = { body: null, page_count: 0, total: null };
 
 /** pg's own conversion of parameters to their wire form (`pg.utils` is on the default export, untyped). */
@@ -66,8 +69,9 @@ const prepareValue = (pg as unknown as { utils: { prepareValue(value: unknown): 
 /** Parameters in their wire form, as a {@link BatchStep} carries them. */
 export const wireValues = (values: readonly unknown[]) => values.map((v) => prepareValue(v));
 
-/** The batch step that sets `caller`'s role and claims for the transaction ({@link CALLER_SETUP}). */
-export function callerSetupStep(caller: Caller, readOnly = false): BatchStep {
+/** The batch step that sets `caller`'s role and claims for the transaction ({@link CALLER_SETUP}), and the time zone when given. */
+export function callerSetupStep(caller: Caller, readOnly = false, timezone?: string): BatchStep {
+  if (timezone !== undefined) return { ...(readOnly ? SETUP_READ_ONLY_ZONE : SETUP_ZONE), values: [...callerSetupValues(caller), timezone] };
   return { ...(readOnly ? SETUP_READ_ONLY : SETUP), values: callerSetupValues(caller) };
 }
 
@@ -75,7 +79,7 @@ export function callerSetupStep(caller: Caller, readOnly = false): BatchStep {
 function batchSteps(caller: Caller, statement: Statement, readOnly: boolean, explicit: boolean): BatchStep[] {
   const steps: BatchStep[] = [];
   if (explicit) steps.push(BEGIN_STEP);
-  steps.push(callerSetupStep(caller, readOnly));
+  steps.push(callerSetupStep(caller, readOnly, statement.timezone));
   steps.push({ name: statementName(statement.text) ?? '', text: statement.text, values: wireValues(statement.values), describe: true });
   if (statement.estimate) steps.push({ name: '', text: statement.estimate.text, values: wireValues(statement.estimate.values) });
   return steps;
@@ -128,6 +132,7 @@ export class DataPools {
   private readonly schemaEpochs = new Map<string, number>();
   /** The epoch a pool connection ran its first statement in: its named statements were prepared no earlier. */
   private readonly clientEpochs = new WeakMap<pg.PoolClient, number>();
+  private zones: Promise<ReadonlySet<string>> | undefined;
 
   constructor(logins: PlatformLogins, private readonly room: ConnectionRoom, options: DataPoolOptions = {}) {
     const connection = (projectId: string) => ({
@@ -241,6 +246,21 @@ export class DataPools {
       throw unreachable();
     }
     return snapshotFromCatalog(result.rows[0]!.catalog);
+  }
+
+  /**
+   * The names PostgreSQL takes as a `TimeZone` (`pg_timezone_names`), read
+   * once per replica through the project's pool: its tenant cluster is every
+   * project's. A failed read is tried again by the next request that needs it.
+   */
+  timeZones(projectId: string): Promise<ReadonlySet<string>> {
+    this.zones ??= this.room.withRoom(() => this.pools.get(projectId).query<{ name: string }>('select name from pg_catalog.pg_timezone_names'))
+      .then((result) => new Set(result.rows.map((row) => row.name)))
+      .catch(() => {
+        this.zones = undefined;
+        throw unreachable();
+      });
+    return this.zones;
   }
 
   /** Closes a project's pool (deleted project). */

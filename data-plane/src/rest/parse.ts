@@ -3,6 +3,7 @@
  * become a typed {@link ApiRequest} (PostgREST's `ApiRequest`). Pure: it knows
  * the grammar, not the schema.
  */
+import { parse as parseCsv } from 'csv-parse/sync';
 import { ApiError } from '@baseplane/contracts';
 import { parseFilter, parseLogic, parseOrder, parseSelect, type Condition, type OrderTerm, type SelectItem } from './grammar';
 import { invalidFilter, invalidJson, invalidRequest, notAcceptable } from './rest-errors';
@@ -32,13 +33,27 @@ export interface ApiRequest {
   modifiers: Map<string, Modifiers>;
   /** rpc called with GET: query parameters that may be arguments (the planner decides). */
   rpcQuery: Array<[string, string]>;
-  prefer: { return: ReturnPreference; count?: CountPreference; resolution?: 'merge-duplicates' | 'ignore-duplicates'; missingDefault: boolean };
+  prefer: Preferences;
   accept: MediaType;
   /** `columns=`: which keys of the body to insert/update. */
   columns?: string[];
   onConflict?: string[];
   /** The JSON body as sent (passed to PostgreSQL as one parameter) and parsed (for its keys). */
   body?: { raw: string; value: unknown };
+}
+
+/** The `Prefer` header's preferences this API honours (PostgREST's, but `tx` and `params`). */
+export interface Preferences {
+  return: ReturnPreference;
+  count?: CountPreference;
+  resolution?: 'merge-duplicates' | 'ignore-duplicates';
+  missingDefault: boolean;
+  /** `handling=` as given: `strict` refuses preferences it cannot honour, and makes `max-affected` apply. */
+  handling?: 'strict' | 'lenient';
+  /** `timezone=`: one of PostgreSQL's `pg_timezone_names`, the transaction's `TimeZone`. */
+  timezone?: string;
+  /** `max-affected=`: at most this many rows written or answered by a PATCH, DELETE or rpc, under `handling=strict` only. */
+  maxAffected?: number;
 }
 
 /** The raw request the route hands over. */
@@ -51,6 +66,10 @@ export interface RawRequest {
   headers: Record<string, string | string[] | undefined>;
   /** The body text, when the method carries one. */
   body?: string;
+  /** `Content-Type: text/csv`: the body is CSV, not JSON. */
+  csv?: boolean;
+  /** The time zone names a `timezone` preference may take: given when the `Prefer` header names one. */
+  timeZones?: ReadonlySet<string>;
 }
 
 const RESERVED = new Set(['select', 'order', 'limit', 'offset', 'on_conflict', 'columns', 'apikey']);
@@ -71,10 +90,10 @@ function nonNegativeInteger(name: string, text: string): number {
   return Number(text);
 }
 
-function parsePrefer(text: string | undefined): ApiRequest['prefer'] {
-  const prefer: ApiRequest['prefer'] = { return: 'minimal', missingDefault: false };
+export function parsePrefer(text: string | undefined, timeZones?: ReadonlySet<string>): Preferences {
+  const prefer: Preferences = { return: 'minimal', missingDefault: false };
   let invalid: string[] | undefined;
-  let strict = false;
+  let maxAffected: number | undefined;
   for (const token of (text ?? '').split(',').map((t) => t.trim()).filter(Boolean)) {
     const [key, value] = token.split('=').map((s) => s.trim());
     if (key === 'return' && (value === 'minimal' || value === 'representation' || value === 'headers-only')) prefer.return = value;
@@ -82,12 +101,17 @@ function parsePrefer(text: string | undefined): ApiRequest['prefer'] {
     else if (key === 'resolution' && (value === 'merge-duplicates' || value === 'ignore-duplicates')) prefer.resolution = value;
     else if (key === 'missing' && value === 'default') prefer.missingDefault = true;
     else if (key === 'missing' && value === 'null') continue;
-    else if (key === 'handling' && (value === 'strict' || value === 'lenient')) strict = value === 'strict';
-    // Anything else (unknown, or not honoured here: tx, as PostgREST's default db-tx-end refuses it; timezone; max-affected) is ignored, as PostgREST ignores it by default…
+    else if (key === 'handling' && (value === 'strict' || value === 'lenient')) prefer.handling = value;
+    // A time zone PostgreSQL does not list is not applied (PostgREST answers in the default zone and says nothing).
+    else if (key === 'timezone' && value !== undefined && timeZones?.has(value)) prefer.timezone = value;
+    else if (key === 'max-affected' && value !== undefined && /^\d{1,15}$/.test(value)) maxAffected = Number(value);
+    // Anything else (unknown, or not honoured here: tx, as PostgREST's default db-tx-end refuses it) is ignored, as PostgREST ignores it by default…
     else (invalid ??= []).push(token);
   }
   // …unless the client asked to be told (PostgREST's PGRST122): it must not believe a preference it relies on was applied.
-  if (strict && invalid) throw invalidRequest('Invalid preferences given with handling=strict', `Invalid preferences: ${invalid.join(', ')}`);
+  if (prefer.handling === 'strict' && invalid) throw invalidRequest('Invalid preferences given with handling=strict', `Invalid preferences: ${invalid.join(', ')}`);
+  // As in PostgREST, max-affected binds only a client that asked for strict handling.
+  if (prefer.handling === 'strict' && maxAffected !== undefined) prefer.maxAffected = maxAffected;
   return prefer;
 }
 
@@ -116,7 +140,36 @@ function parseRange(text: string | undefined, modifiers: Modifiers): void {
   if (to !== undefined) modifiers.limit = Math.min(modifiers.limit ?? Infinity, to - from + 1);
 }
 
+/**
+ * A CSV body as PostgREST reads one (bulk inserts): a header line of column
+ * names, then one line per row, every value a string for PostgreSQL to read
+ * in its column's type; an empty field is the empty string, and `NULL`
+ * unquoted is null (`"NULL"` quoted stays the word).
+ */
+function csvRows(text: string): Array<Record<string, string | null>> {
+  let lines: Array<Array<string | null>>;
+  try {
+    lines = parseCsv(text, { cast: (value, context) => (value === 'NULL' && !context.quoting ? null : value), bom: true }) as Array<Array<string | null>>;
+  } catch (error) {
+    throw invalidRequest('the CSV body could not be read', { reason: (error as Error).message }, 'send a header line of column names, then one line per row, each with as many fields');
+  }
+  const [names, ...rows] = lines;
+  if (!names) throw invalidRequest('the CSV body has no header line', null, 'send a header line of column names first');
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (name === null || name === '' || seen.has(name)) throw invalidRequest('the CSV header must name each column once', { header: names });
+    seen.add(name);
+  }
+  return rows.map((fields) => Object.fromEntries(names.map((name, i) => [name!, fields[i] ?? null])));
+}
+
 function parseBody(raw: RawRequest, action: Action): ApiRequest['body'] {
+  if (raw.csv) {
+    if (action !== 'insert') throw new ApiError(415, 'unsupported_media_type', 'a text/csv body is read by POST to a table only', null, 'send application/json');
+    if (raw.body === undefined || raw.body.trim() === '') throw invalidRequest('a CSV body is required');
+    const value = csvRows(raw.body);
+    return { raw: JSON.stringify(value), value };
+  }
   if (raw.body === undefined || raw.body.trim() === '') {
     if (action === 'insert' || action === 'upsert' || action === 'update') throw invalidJson('a JSON body is required');
     return undefined;
@@ -175,7 +228,7 @@ export function parseRequest(raw: RawRequest): ApiRequest {
     select: [{ kind: 'star' }],
     modifiers,
     rpcQuery: [],
-    prefer: parsePrefer(header(raw, 'prefer')),
+    prefer: parsePrefer(header(raw, 'prefer'), raw.timeZones),
     accept: parseAccept(header(raw, 'accept')),
   };
   // Only schema public is served; PostgREST answers another profile with 406.

@@ -14,6 +14,12 @@ interface PlanBase {
   media: MediaType;
   headOnly: boolean;
   count?: CountPreference;
+  /** `Prefer: handling=` as given (echoed in `Preference-Applied`). */
+  handling?: 'strict' | 'lenient';
+  /** `Prefer: timezone=`, a zone PostgreSQL lists: the transaction's `TimeZone`. */
+  timezone?: string;
+  /** `Prefer: max-affected=` under `handling=strict`, on a PATCH, DELETE or rpc: more rows written or answered is refused before COMMIT. */
+  maxAffected?: number;
 }
 
 export interface ReadPlan extends PlanBase {
@@ -99,7 +105,12 @@ function relationOf(snapshot: SchemaSnapshot, name: string): RelationInfo {
 
 function base(request: ApiRequest): PlanBase {
   const planned: PlanBase = { media: request.accept, headOnly: request.headOnly };
-  if (request.prefer.count) planned.count = request.prefer.count;
+  const { count, handling, timezone, maxAffected } = request.prefer;
+  if (count) planned.count = count;
+  if (handling) planned.handling = handling;
+  if (timezone !== undefined) planned.timezone = timezone;
+  // PostgREST counts the rows a PATCH or DELETE touched and the rows an rpc answered; other writes are not bound.
+  if (maxAffected !== undefined && (request.action === 'update' || request.action === 'delete' || request.action === 'rpc')) planned.maxAffected = maxAffected;
   return planned;
 }
 

@@ -6,7 +6,7 @@
 import { ApiError } from '@baseplane/contracts';
 import type { Plan } from './plan';
 import { outputNames, type PlannedSelect } from './plan-select';
-import { notSingleObject, putKeyMismatch } from './rest-errors';
+import { maxAffectedExceeded, notSingleObject, putKeyMismatch } from './rest-errors';
 import type { StatementRow } from './sql';
 
 export interface Answer {
@@ -56,30 +56,52 @@ export function checkSingleObject(plan: Plan, row: StatementRow): void {
   if (wantsSingleObject(plan) && row.page_count !== 1) throw notSingleObject(row.page_count);
 }
 
-/** Whether a write's row must be checked before COMMIT: the single-object media type, or a PUT (its key must match). */
+/**
+ * Whether a request's row must be checked before COMMIT: a write under the
+ * single-object media type, a PUT (its key must match), and a request bound
+ * by `max-affected`.
+ */
 export function checkedBeforeCommit(plan: Plan): boolean {
+  if (plan.maxAffected !== undefined) return true;
   if (plan.kind === 'read' || plan.kind === 'rpc') return false;
   return wantsSingleObject(plan) || (plan.kind === 'insert' && plan.put === true);
 }
 
 /**
- * The checks a write passes before COMMIT, so that one refused changes
- * nothing, as PostgREST condemns its transaction: one row for the
- * single-object media type (406), and for a PUT one row put, which the
- * statement writes only when the body's primary key equals the filters'
- * (PostgREST's failPut, 400).
+ * The checks a request passes before COMMIT, so that one refused changes
+ * nothing, as PostgREST condemns its transaction: at most `max-affected`
+ * rows (PostgREST's PGRST124, 400), one row for the single-object media type
+ * (406), and for a PUT one row put, which the statement writes only when the
+ * body's primary key equals the filters' (PostgREST's failPut, 400).
  */
 export function checkBeforeCommit(plan: Plan, row: StatementRow): void {
+  if (plan.maxAffected !== undefined && row.page_count > plan.maxAffected) throw maxAffectedExceeded(row.page_count);
   if (plan.kind === 'insert' && plan.put && row.page_count !== 1) throw putKeyMismatch(plan.relation.primaryKey);
-  checkSingleObject(plan, row);
+  if (plan.kind !== 'read' && plan.kind !== 'rpc') checkSingleObject(plan, row);
+}
+
+/**
+ * `Preference-Applied`: what the request's `Prefer` asked and was done, in
+ * PostgREST's order (resolution, return, count, handling, timezone,
+ * max-affected).
+ */
+function preferenceApplied(plan: Plan): string | undefined {
+  const applied: string[] = [];
+  if (plan.kind === 'insert' && plan.onConflict) applied.push(`resolution=${plan.onConflict.action === 'merge' ? 'merge-duplicates' : 'ignore-duplicates'}`);
+  if (plan.kind === 'insert' || plan.kind === 'update' || plan.kind === 'delete') applied.push(`return=${plan.return}`);
+  if (plan.count) applied.push(`count=${plan.count}`);
+  if (plan.handling) applied.push(`handling=${plan.handling}`);
+  if (plan.timezone !== undefined) applied.push(`timezone=${plan.timezone}`);
+  if (plan.maxAffected !== undefined) applied.push(`max-affected=${plan.maxAffected}`);
+  return applied.length > 0 ? applied.join(', ') : undefined;
 }
 
 /** Builds the HTTP answer of a plan from its statement's row. */
 export function respond(plan: Plan, row: StatementRow): Answer {
   const headers: Record<string, string> = {};
   const total = row.total === null || row.total === undefined ? null : Number(row.total);
-  const applied: string[] = [];
-  if (plan.count) applied.push(`count=${plan.count}`);
+  const applied = preferenceApplied(plan);
+  if (applied) headers['preference-applied'] = applied;
   const media = plan.media;
   let body = row.body;
   if (media === 'csv' && body !== null) {
@@ -97,22 +119,18 @@ export function respond(plan: Plan, row: StatementRow): Answer {
         throw new ApiError(416, 'range_not_satisfiable', `an offset of ${offset} was requested, but there are only ${total} rows`, { total });
       }
       headers['content-range'] = contentRange(offset, row.page_count, total);
-      if (applied.length) headers['preference-applied'] = applied.join(', ');
       // Partial content when a count shows rows beyond this page, as PostgREST answers.
       const partial = total !== null && (offset > 0 || row.page_count < total) && media !== 'object';
       return { status: partial ? 206 : 200, headers, body: plan.headOnly ? null : body };
     }
     case 'rpc': {
-      if (plan.fn.returnsVoid) return { status: 204, headers: {}, body: null };
+      if (plan.fn.returnsVoid) return { status: 204, headers: applied ? { 'preference-applied': applied } : {}, body: null };
       headers['content-range'] = contentRange(plan.modifiers.offset ?? 0, row.page_count, null);
       return { status: 200, headers, body: plan.headOnly ? null : body ?? 'null' };
     }
     case 'insert':
     case 'update':
     case 'delete': {
-      applied.unshift(`return=${plan.return}`);
-      if (plan.kind === 'insert' && plan.onConflict) applied.push(`resolution=${plan.onConflict.action === 'merge' ? 'merge-duplicates' : 'ignore-duplicates'}`);
-      headers['preference-applied'] = applied.join(', ');
       headers['content-range'] = plan.count ? `*/${row.page_count}` : '*/*';
       const created = plan.kind === 'insert' && !plan.put;
       if (plan.return === 'representation') return { status: created ? 201 : 200, headers, body: plan.headOnly ? null : body ?? '[]' };

@@ -33,6 +33,8 @@ export const ambiguousFunction = (name: string, candidates: string[]) =>
   new ApiError(300, 'ambiguous_function', `could not choose the best candidate function between: ${candidates.join(', ')}`, candidates, `rename the arguments of public.${name}'s overloads so that their names tell them apart`);
 export const notSingleObject = (rows: number) =>
   new ApiError(406, 'not_single_object', 'JSON object requested, multiple (or no) rows returned', `the result contains ${rows} rows`);
+export const maxAffectedExceeded = (rows: number) =>
+  new ApiError(400, 'max_affected_exceeded', 'Query result exceeds max-affected preference constraint', `The query affects ${rows} rows`, 'narrow the filters, or raise max-affected');
 export const putKeyMismatch = (primaryKey: string[]) =>
   new ApiError(400, 'invalid_request', 'payload values do not match URL in primary key column(s)', { primaryKey }, 'the body must carry the primary key the eq filters name');
 export const filterRequired = (method: string) =>

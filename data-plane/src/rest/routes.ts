@@ -16,8 +16,9 @@ import { UnknownNameError } from './rest-errors';
 import type { SchemaSnapshot } from './schema-model';
 import { statementFor } from './sql';
 
-/** Media types a body may come in (PostgREST also takes CSV, which is not served here). */
+/** Media types a body may come in: JSON, and CSV for a bulk insert, as PostgREST. */
 const JSON_BODY = /^application\/(json|vnd\.pgrst\.object\+json|vnd\.pgrst\.object)\b/i;
+const CSV_BODY = /^text\/csv\b/i;
 
 /** Times stages into a `Server-Timing` value. */
 class StageTimer {
@@ -57,11 +58,15 @@ async function handle(api: DataApi, request: FastifyRequest, reply: FastifyReply
   const params = request.params as { table?: string; fn?: string };
   const contentType = request.headers['content-type'];
   const body = typeof request.body === 'string' ? request.body : undefined;
-  if (body !== undefined && body !== '' && contentType !== undefined && !JSON_BODY.test(contentType)) {
-    throw new ApiError(415, 'unsupported_media_type', `bodies are read as application/json, not ${contentType}`);
+  const csv = contentType !== undefined && CSV_BODY.test(contentType);
+  if (body !== undefined && body !== '' && contentType !== undefined && !csv && !JSON_BODY.test(contentType)) {
+    throw new ApiError(415, 'unsupported_media_type', `bodies are read as application/json (or text/csv), not ${contentType}`);
   }
   const url = request.raw.url ?? '';
   const q = url.indexOf('?');
+  // The zone names a timezone preference is checked against, read from PostgreSQL once per replica.
+  const prefer = request.headers.prefer;
+  const timeZones = prefer !== undefined && String(prefer).includes('timezone=') ? await api.pools.timeZones(projectId) : undefined;
   const parsed = parseRequest({
     method: request.method,
     target: (rpc ? params.fn : params.table) ?? '',
@@ -69,6 +74,8 @@ async function handle(api: DataApi, request: FastifyRequest, reply: FastifyReply
     query: q < 0 ? '' : url.slice(q + 1),
     headers: request.headers,
     body,
+    csv,
+    timeZones,
   });
   timer.mark('parse');
   const plan = await planWithCache(api, projectId, (snapshot) => planRequest(parsed, snapshot, api.limits));

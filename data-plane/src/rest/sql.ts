@@ -18,6 +18,8 @@ export interface Statement {
    * to one row past `above`) is past `above`.
    */
   estimate?: { text: string; values: unknown[]; above?: number };
+  /** `Prefer: timezone`: the transaction's `TimeZone`, set with the caller's role. */
+  timezone?: string;
 }
 
 /** What the one row of every statement carries. */
@@ -239,6 +241,12 @@ function rpcSql(plan: RpcPlan): Statement {
 
 /** Builds the one statement of a plan. */
 export function statementFor(plan: Plan): Statement {
+  const statement = statementOf(plan);
+  if (plan.timezone !== undefined) statement.timezone = plan.timezone;
+  return statement;
+}
+
+function statementOf(plan: Plan): Statement {
   switch (plan.kind) {
     case 'read':
       return readSql(plan);
