@@ -97,7 +97,20 @@ describe('select', () => {
     expect(answer.body).toEqual([{ id: 1, author: 'Ada', email: 'ada@example.com' }, { id: 4, author: null, email: null }]);
     const csv = await get('posts?select=id,...authors(name)&id=eq.3', { accept: 'text/csv' });
     expect(csv.text).toBe('"id","name"\n"3","Bob"');
-    expect((await get('authors?select=...posts(id)')).status).toBe(400);
+  });
+
+  it('spreads a to-many embedding’s columns into the row as arrays, in the embedding’s order and page, empty when none (PostgREST 13)', async () => {
+    const answer = await get('authors?select=name,...posts(post_id:id,title)&id=in.(1,2,3)&order=id&posts.order=id.desc');
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toEqual([
+      { name: 'Ada', post_id: [2, 1], title: ['Second post', 'Hello world'] },
+      { name: 'Bob', post_id: [3], title: ['Bob writes'] },
+      { name: 'Cy', post_id: [], title: [] },
+    ]);
+    const paged = await get('authors?select=name,...posts(id)&id=eq.1&posts.order=id&posts.limit=1');
+    expect(paged.body).toEqual([{ name: 'Ada', id: [1] }]);
+    const filtered = await get('authors?select=name,...posts!inner(id)&posts.id=eq.3');
+    expect(filtered.body).toEqual([{ name: 'Bob', id: [3] }]);
   });
 
   it('embeds tables whose names need quoting, both directions, as "name"(…)', async () => {

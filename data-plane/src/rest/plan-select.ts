@@ -212,7 +212,6 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
       continue;
     }
     const { target, link } = embeddingOf(snapshot, source, item);
-    if (item.spread && link.many) throw invalidFilter(`"...${item.relation}": only a to-one relationship can be spread`);
     const alias = item.alias ?? item.relation;
     const childPath = path === '' ? alias : `${path}.${alias}`;
     planned.push({

@@ -135,12 +135,16 @@ export function selectListSql(items: PlannedSelect[], table: string, params: Par
       const row = aliases.take('_e');
       const source = embedSource(item, table, child, aliases);
       const where = [source.link, whereSql(item.modifiers.where, child, params)].join(' and ');
+      const inner = `select ${selectListSql(item.select, child, params, aliases)} from ${source.from} where ${where}`;
+      if (item.spread && item.many) {
+        // A to-many spread, as PostgREST 13's: each column of the embedded rows becomes an array in the parent's row, in their order.
+        const rows = `${inner}${orderSql(item.modifiers.order, child, params)}${pageSql(item.modifiers, params)}`;
+        return outputNames(item.select).map((name) => `(select coalesce(json_agg(${row}.${ident(name)}), '[]') from (${rows}) ${row}) as ${ident(name)}`).join(', ');
+      }
       if (item.spread) {
         // The embedded row, looked up once per spread column: each is a scalar in the parent's row.
-        const lookup = `select ${selectListSql(item.select, child, params, aliases)} from ${source.from} where ${where} limit 1`;
-        return outputNames(item.select).map((name) => `(select ${row}.${ident(name)} from (${lookup}) ${row}) as ${ident(name)}`).join(', ');
+        return outputNames(item.select).map((name) => `(select ${row}.${ident(name)} from (${inner} limit 1) ${row}) as ${ident(name)}`).join(', ');
       }
-      const inner = `select ${selectListSql(item.select, child, params, aliases)} from ${source.from} where ${where}`;
       if (item.many) {
         return `(select coalesce(json_agg(${row}), '[]') from (${inner}${orderSql(item.modifiers.order, child, params)}${pageSql(item.modifiers, params)}) ${row}) as ${ident(item.alias)}`;
       }
