@@ -22,6 +22,7 @@ import type { AccessTokens } from './auth/access-tokens';
 import type { OwnerPools } from './tenants/owner-pools';
 import type { DataApi } from './rest/data-api';
 import { bindDataApi } from './rest/routes';
+import { RaisedAnswer } from './rest/db-errors';
 import type { Storage } from './storage/storage';
 import { bindObjectRoutes } from './storage/object-routes';
 import { bindPublicObjectRoutes } from './storage/public-routes';
@@ -90,6 +91,7 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
   });
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof RateLimitedError) void reply.header('retry-after', String(error.retryAfterSeconds));
+    if (error instanceof RaisedAnswer) void reply.headers(error.headers);
     if (error instanceof ApiError) {
       // A dependency that failed (the object store, the mail server) is worth an operator's look; a project not
       // serving yet (provisioning, being deleted) is the ordinary course of things.

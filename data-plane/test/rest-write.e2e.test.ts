@@ -237,6 +237,30 @@ describe('rpc', () => {
     expect(answer.body).toEqual({ code: 'PT402', message: 'Payment Required', details: 'the trial is over', hint: 'upgrade' });
   });
 
+  it("answers raise sqlstate 'PGRST' with the status, headers and body the function chose in JSON, as PostgREST does; JSON of another shape is 500", async () => {
+    await sql(p, `
+      create function quota_left() returns int language plpgsql as $$ begin
+        raise sqlstate 'PGRST' using
+          message = '{"code":"quota","message":"Payment Required","details":"the quota is spent","hint":"upgrade your plan"}',
+          detail = '{"status":402,"headers":{"X-Powered-By":"Nerd Rage","Content-Type":"text/plain"}}';
+      end $$;
+      create function bad_raise(part text) returns int language plpgsql as $$ begin
+        if part = 'message' then raise sqlstate 'PGRST' using message = 'not json', detail = '{"status":402,"headers":{}}'; end if;
+        raise sqlstate 'PGRST' using message = '{"code":"x","message":"y"}', detail = '{"status":402}';
+      end $$;
+    `);
+    const answer = await rest('POST', 'rpc/quota_left', { body: {} });
+    expect(answer.status, answer.text).toBe(402);
+    expect(answer.body).toEqual({ code: 'quota', message: 'Payment Required', details: 'the quota is spent', hint: 'upgrade your plan' });
+    expect(answer.headers.get('x-powered-by')).toBe('Nerd Rage');
+    expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+    for (const [part, named] of [['message', 'MESSAGE'], ['detail', 'DETAIL']] as const) {
+      const bad = await rest('POST', 'rpc/bad_raise', { body: { part } });
+      expect([bad.status, bad.body.code], bad.text).toEqual([500, 'invalid_raise']);
+      expect(bad.body.details).toContain(named);
+    }
+  });
+
   it('answers a SQLSTATE outside PostgREST’s table with 400 and its message, and keeps an internal error’s message to itself (500)', async () => {
     await sql(p, `
       create function custom_failure() returns int language plpgsql as $$ begin raise exception 'my custom failure' using errcode = 'U0001'; end $$;

@@ -51,9 +51,57 @@ function ptStatus(code: string): number {
 /** SQLSTATEs a function raises on purpose: their message is meant for the caller even with a 5xx status. */
 const raisedByUser = (code: string) => code.startsWith('PT') || code.startsWith('P0');
 
+/** An answer a function chose whole with `raise sqlstate 'PGRST'`: its status, body and headers. */
+export class RaisedAnswer extends ApiError {
+  constructor(status: number, code: string, message: string, details: string | null, hint: string | null, readonly headers: Record<string, string>) {
+    super(status, code, message, details, hint);
+  }
+}
+
+const FRAMING = new Set(['content-type', 'content-length', 'transfer-encoding', 'connection']);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\uffff]*$/;
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const textOrNull = (value: unknown) => value === undefined || value === null || typeof value === 'string';
+const parsed = (text: string | undefined): unknown => {
+  try {
+    return JSON.parse(text ?? '');
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * PostgREST's `raise sqlstate 'PGRST' using message = '{"code":…,"message":…,
+ * "details":…,"hint":…}', detail = '{"status":402,"headers":{…}}'`: the
+ * function picks the answer's status (200-599), headers and body. A message
+ * or detail not of that shape is 500 (PostgREST's PGRST121), naming which.
+ */
+function raisedAnswer(error: pg.DatabaseError): ApiError {
+  const body = parsed(error.message);
+  const detail = parsed(error.detail);
+  const unreadable = (part: 'MESSAGE' | 'DETAIL', text: string | undefined) =>
+    new ApiError(500, 'invalid_raise', "could not read the JSON of a RAISE SQLSTATE 'PGRST'", `${part} is not of the shape the answer needs: ${text ?? '(none)'}`,
+      `raise sqlstate 'PGRST' using message = '{"code":"…","message":"…","details":null,"hint":null}', detail = '{"status":400,"headers":{}}'`);
+  if (!isObject(body) || typeof body.code !== 'string' || typeof body.message !== 'string' || !textOrNull(body.details) || !textOrNull(body.hint)) {
+    return unreadable('MESSAGE', error.message);
+  }
+  const headers = isObject(detail) ? detail.headers : undefined;
+  if (!isObject(detail) || !Number.isInteger(detail.status) || (detail.status as number) < 200 || (detail.status as number) > 599 || !isObject(headers)
+    || !Object.entries(headers).every(([name, value]) => HEADER_NAME.test(name) && typeof value === 'string' && HEADER_VALUE.test(value))) {
+    return unreadable('DETAIL', error.detail);
+  }
+  // The body is the error's JSON: how it is framed stays ours.
+  const kept = Object.entries(headers as Record<string, string>).filter(([name]) => !FRAMING.has(name.toLowerCase()));
+  return new RaisedAnswer(detail.status as number, body.code, body.message, (body.details as string | undefined) ?? null, (body.hint as string | undefined) ?? null, Object.fromEntries(kept));
+}
+
 /** Maps an error PostgreSQL raised to the answer; `undefined` for anything else. */
 export function databaseError(error: unknown, role: ApiRole): ApiError | undefined {
-  if (!(error instanceof pg.DatabaseError) || typeof error.code !== 'string' || !/^[0-9A-Z]{5}$/.test(error.code)) return undefined;
+  if (!(error instanceof pg.DatabaseError) || typeof error.code !== 'string') return undefined;
+  if (error.code === 'PGRST') return raisedAnswer(error);
+  if (!/^[0-9A-Z]{5}$/.test(error.code)) return undefined;
   const code = error.code;
   const message = error.message ?? 'database error';
   const status = statusOf(code, message, role);
