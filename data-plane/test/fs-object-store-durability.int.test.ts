@@ -8,6 +8,7 @@
  * recorded, with the folder it flushes and what that folder holds, then made),
  * and so is its `fdatasync`, which must be done before the object's name is.
  */
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -117,5 +118,18 @@ describe('fs object store durability', () => {
     folderSyncs.length = 0;
     expect(await store.deleteMany(['p/b/nowhere/deeper/x.txt'])).toEqual(['p/b/nowhere/deeper/x.txt']);
     expect(folderSyncs).toEqual([{ folder: bucket, names: [keep] }]);
+  });
+
+  it('only unlinks a version a newer one replaced: no folder flushed, none pruned (a crash that undoes it leaves bytes the sweep removes)', async () => {
+    await put('p/b/v/x.txt\t0000000000000000000000a1');
+    await put('p/b/v/x.txt\t0000000000000000000000a2');
+    const folder = path.dirname(objectFile(objects, 'p/b/v/x.txt\t0000000000000000000000a1'));
+    folderSyncs.length = 0;
+    expect(await store.deleteMany(['p/b/v/x.txt\t0000000000000000000000a1'], { superseded: true })).toEqual(['p/b/v/x.txt\t0000000000000000000000a1']);
+    expect(folderSyncs).toEqual([]);
+    // Even the last one: the folder stays until a delete prunes it (listings skip empty folders).
+    expect(await store.deleteMany(['p/b/v/x.txt\t0000000000000000000000a2'], { superseded: true })).toHaveLength(1);
+    expect(folderSyncs).toEqual([]);
+    expect(existsSync(folder)).toBe(true);
   });
 });

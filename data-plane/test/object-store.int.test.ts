@@ -14,7 +14,7 @@ import { Readable } from 'node:stream';
 import { CreateMultipartUploadCommand, ListMultipartUploadsCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApiError } from '@baseplane/contracts';
-import { createFsObjectStore, openS3ObjectStore, type ByteRange, type ObjectStore } from '@baseplane/contracts/object-store';
+import { bucketPrefix, createFsObjectStore, newObjectVersion, objectKey, openS3ObjectStore, parseObjectKey, type ByteRange, type ObjectStore } from '@baseplane/contracts/object-store';
 import { layoutOf, objectFile } from '../../contracts/src/object-store/fs-layout';
 import { s3BucketsDir } from '../../deploy/local/src/s3-server';
 import { abortedPartway, bytesOf, failingAfter, generated, MiB, rejection } from './object-bodies';
@@ -295,8 +295,30 @@ describe.each(backends)('%s object store', (kind, open) => {
     expect(outcome === 'stored').toBe(kind === 'fs');
   });
 
+  it('keeps versions of an object and of objects under a folder of its name side by side, and parses each key back', async () => {
+    // The keys the storage API gives versions (object-keys.ts): the object's path, a tab, the version.
+    const [first, second, third] = [newObjectVersion(), newObjectVersion(), newObjectVersion()];
+    const version = (name: string, v: string) => objectKey(base.slice(0, -1), 'versions', name, v);
+    await store.put(version('a', first), Readable.from([Buffer.from('object a')]), { contentType: 'text/plain' });
+    await store.put(version('a/b', second), Readable.from([Buffer.from('object a/b')]), { contentType: 'text/plain' });
+    await store.put(version('a', third), Readable.from([Buffer.from('object a, again')]), { contentType: 'text/plain' });
+    for (const [name, v, text] of [['a', first, 'object a'], ['a/b', second, 'object a/b'], ['a', third, 'object a, again']] as const) {
+      expect((await bytesOf((await store.get(version(name, v))).body)).toString()).toBe(text);
+    }
+    const prefix = bucketPrefix(base.slice(0, -1), 'versions');
+    const listed = await store.list({ prefix });
+    expect(listed.objects.map((object) => parseObjectKey(object.key.slice(prefix.length))).sort((x, y) => x!.version!.localeCompare(y!.version!)))
+      .toEqual([{ path: 'a', version: first }, { path: 'a/b', version: second }, { path: 'a', version: third }].sort((x, y) => x.version.localeCompare(y.version)));
+    // Every version of one object, by the prefix its keys share.
+    expect((await store.list({ prefix: `${prefix}a\t` })).objects.map((object) => object.key).sort()).toEqual([version('a', first), version('a', third)].sort());
+    // A version another replaced goes alone; the folder beside it and the newer version stay.
+    expect(await store.deleteMany([version('a', first)], { superseded: true })).toEqual([version('a', first)]);
+    expect(await store.head(version('a', first))).toBeUndefined();
+    expect((await store.list({ prefix })).objects.map((object) => object.key).sort()).toEqual([version('a/b', second), version('a', third)].sort());
+  });
+
   it('refuses keys no backend can hold, and a prefix delete that is not a folder', async () => {
-    for (const bad of ['', '/abs', 'a//b', 'a/../b', 'trailing/', 'nul\u0000', 'x'.repeat(251)]) {
+    for (const bad of ['', '/abs', 'a//b', 'a/../b', 'trailing/', 'nul\u0000', 'x'.repeat(251), 'tab\t', 'tab\tnot a version', 'tab\tv/below', 'a/\tv', `${'x'.repeat(230)}\t${'a'.repeat(24)}`]) {
       const error = await rejection(store.put(bad, Readable.from([Buffer.from('x')]), { contentType: 'text/plain' }));
       expect(error, JSON.stringify(bad)).toMatchObject({ status: 400, code: 'invalid_request' });
     }

@@ -7,7 +7,8 @@
  *   uploads/<uuid>.part              uploads in progress, renamed into place
  *
  * Folders and objects carry different tags (`.d`, `.o`) so that `a` and `a/b`
- * can both exist, as they can in S3. Header and bytes share one file so that a
+ * can both exist, as they can in S3. A version's key names its file
+ * `<name>\t<version>.o` (object-keys.ts), beside the object's other versions. Header and bytes share one file so that a
  * rename replaces both at once: a reader never sees new bytes with old metadata.
  */
 import { read as readCallback } from 'node:fs';

@@ -15,7 +15,7 @@ import { listFsObjects } from './fs-listing';
 import { encodeHeader, folderDir, HEADER_BYTES, isMissing, layoutOf, objectFile, OBJECT_TAG, readHeader, type ObjectHeader } from './fs-layout';
 import { assertContentType } from './content-type';
 import { assertFolderPrefix, assertObjectKey, objectNotFound, resolveRange } from './object-keys';
-import type { ByteRange, ListOptions, ListPage, ObjectInfo, ObjectRead, ObjectStore, PutOptions, PutResult } from './object-store';
+import type { ByteRange, DeleteOptions, ListOptions, ListPage, ObjectInfo, ObjectRead, ObjectStore, PutOptions, PutResult } from './object-store';
 import { admittedMeter, observeAdmission, type UploadMeter } from './upload-meter';
 
 /** The fd calls an upload makes: on a raw descriptor, which its write stream hands back when done (a FileHandle's stays locked). */
@@ -163,6 +163,21 @@ export function createFsObjectStore(root: string): ObjectStore {
     }
   };
 
+  /** Unlinks the files of `keys`; answers the keys whose file is gone. */
+  const unlinkEach = async (keys: readonly string[]): Promise<string[]> => {
+    const deleted: string[] = [];
+    for (const key of keys) {
+      try {
+        await fs.unlink(objectFile(objects, key));
+      } catch (error) {
+        // A file that cannot be removed (EPERM, EACCES, EBUSY) stays: left out, as S3's Errors are.
+        if (!isMissing(error)) continue;
+      }
+      deleted.push(key);
+    }
+    return deleted;
+  };
+
   /** Flushes `dir`, or, when a prune removed it meanwhile, the nearest folder above it that is still there. */
   const syncNearestFolder = async (dir: string): Promise<void> => {
     for (let current = dir; ; current = path.dirname(current)) {
@@ -291,23 +306,14 @@ export function createFsObjectStore(root: string): ObjectStore {
       return listFsObjects(objects, options, readInfo);
     },
 
-    async deleteMany(keys: readonly string[]): Promise<string[]> {
+    async deleteMany(keys: readonly string[], options: DeleteOptions = {}): Promise<string[]> {
       keys.forEach(assertObjectKey);
-      const deleted: string[] = [];
-      const folders = new Set<string>();
-      for (const key of keys) {
-        const file = objectFile(objects, key);
-        try {
-          await fs.unlink(file);
-        } catch (error) {
-          // A file that cannot be removed (EPERM, EACCES, EBUSY) stays, and so must its row: left out, as S3's Errors are.
-          if (!isMissing(error)) continue;
-        }
-        deleted.push(key);
-        folders.add(path.dirname(file));
-      }
-      // Flushed before the rows' deletion commits: a crash must not bring back bytes whose row is gone (bytes no row
-      // names, which nothing would remove). Then the folders left empty go, which a crash may undo harmlessly.
+      const deleted = await unlinkEach(keys);
+      if (options.superseded) return deleted;
+      const folders = new Set(deleted.map((key) => path.dirname(objectFile(objects, key))));
+      // Flushed before the delete answers: a crash must not bring back the bytes of objects deleted (the storage sweep
+      // would remove them again, but only after its grace period). Then the folders left empty go, which a crash may
+      // undo harmlessly.
       for (const folder of folders) await syncNearestFolder(folder);
       for (const folder of folders) await pruneEmptyFolders(folder);
       return deleted;

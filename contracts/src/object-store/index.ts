@@ -14,7 +14,10 @@ import type { ObjectStore } from './object-store';
 import { openS3ObjectStore } from './s3-object-store';
 
 export * from './object-store';
-export { assertListPrefix, assertObjectKey, bucketPrefix, objectKey, objectNotFound, payloadTooLarge, projectPrefix } from './object-keys';
+export {
+  assertListPrefix, assertObjectKey, assertObjectPath, assertPathPrefix, assertVersionedPath, bucketPrefix, newObjectVersion, objectKey, objectNotFound, parseObjectKey,
+  payloadTooLarge, projectPrefix, VERSION_SEPARATOR,
+} from './object-keys';
 export { assertContentType } from './content-type';
 export { createFsObjectStore } from './fs-object-store';
 export { openS3ObjectStore, type S3ObjectStoreOptions } from './s3-object-store';

@@ -52,6 +52,18 @@ export interface PutOptions {
   publish?: (stored: { size: number }) => Promise<void>;
 }
 
+/** Options of {@link ObjectStore.deleteMany}. */
+export interface DeleteOptions {
+  /**
+   * The keys are versions of objects that a newer version of each replaced,
+   * beside them in the same folder: the fs store unlinks them and does no
+   * more (no folder is left empty to prune, and none is flushed: a crash that
+   * undoes an unlink leaves bytes no row names, which the storage sweep
+   * removes).
+   */
+  superseded?: boolean;
+}
+
 /** What a successful {@link ObjectStore.put} stored. */
 export interface PutResult {
   size: number;
@@ -108,7 +120,8 @@ export interface ObjectStore {
    * once the whole body has arrived: a failed, aborted or oversized upload
    * leaves the previous state untouched. An object `a` and objects under `a/` may
    * both exist on fs and on S3 proper; a filesystem-backed S3 server (versitygw)
-   * refuses the second with ApiError 409 `already_exists`.
+   * refuses the second with ApiError 409 `already_exists`. Keys of versions
+   * (`a\t<version>`, see `object-keys.ts`) never clash so.
    */
   put(key: string, body: Readable, options: PutOptions): Promise<PutResult>;
   /** Streams the object (or `range` of it); ApiError 404 when absent, 416 when the range starts past the end. */
@@ -123,7 +136,7 @@ export interface ObjectStore {
    * `Errors`, a file that cannot be removed on fs) is left out and stays, while the others go. A
    * failure of the whole call rejects (503 `storage_unavailable` on S3).
    */
-  deleteMany(keys: readonly string[]): Promise<string[]>;
+  deleteMany(keys: readonly string[], options?: DeleteOptions): Promise<string[]>;
   /**
    * Deletes every object whose key starts with `prefix` (non-empty, ending in `/`); resolves to how
    * many. Rejects when one of them could not be deleted (after deleting the rest of its batch): a later call goes on.

@@ -20,7 +20,7 @@ import {
   MAX_SIGNED_URL_SECONDS, ObjectPathQuery, SignedUrlQuery, UploadObjectQuery, invalidRequest, mimeTypeAllowed, queryInteger, validate,
   type ObjectListing, type StorageObject,
 } from '@baseplane/contracts';
-import { assertContentType, assertListPrefix, assertObjectKey, objectKey, objectNotFound, payloadTooLarge } from '@baseplane/contracts/object-store';
+import { assertContentType, assertObjectPath, assertPathPrefix, bucketPrefix, objectKey, objectNotFound, payloadTooLarge } from '@baseplane/contracts/object-store';
 import { bindCors } from '../http/cors';
 import type { Caller } from '../rest/execute';
 import type { StorageAccess } from './storage-caller';
@@ -65,11 +65,10 @@ export function routeParams(request: FastifyRequest): { projectId: string; bucke
   return { projectId: params.projectId, bucket: name };
 }
 
-/** The store key of an object, its path checked to be one every backend can hold. */
+/** The store key of an object, its path checked to be one every backend can hold (and no key of a version). */
 export function keyOf(projectId: string, bucket: string, path: string): string {
-  const key = objectKey(projectId, bucket, path);
-  assertObjectKey(key);
-  return key;
+  assertObjectPath(bucketPrefix(projectId, bucket), path);
+  return objectKey(projectId, bucket, path);
 }
 
 export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
@@ -162,7 +161,7 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
         const { project, caller, bucket } = await access(request);
         const query = validate(ListObjectsQuery, request.query, 'query');
         const prefix = query.prefix ?? '';
-        assertListPrefix(prefix);
+        assertPathPrefix(prefix);
         const limit = queryInteger(query.limit, 'limit', DEFAULT_OBJECT_PAGE, 1, MAX_OBJECT_PAGE);
         const offset = queryInteger(query.offset, 'offset', 0, 0, 1_000_000);
         return listObjects(storage, project.projectId, caller, bucket, prefix, limit, offset);
