@@ -27,7 +27,7 @@ import { tenantApplyRole, tenantOwnerRole } from '@baseplane/contracts';
 import type { PlatformStore } from './platform-store';
 import { authSchemaSql } from './tenant-auth-sql';
 import { ddlCaptureSql, ddlOutboxSql, installSchemaSql } from './tenant-sql';
-import { bucketGuardSql, storageSchemaSql } from './tenant-storage-sql';
+import { bucketGuardSql, objectVersionSql, storageSchemaSql } from './tenant-storage-sql';
 
 /** The project's roles a revision's SQL names. */
 interface TenantRoles {
@@ -58,6 +58,8 @@ const REVISIONS: readonly Revision[] = [
   // DDL the history would not have (a data-API function's, an owner trigger's under the rows API) is refused, and so
   // is a bucket change from any session but the workflow's (a SECURITY DEFINER function of the owner's got around 4).
   { revision: 5, sql: ({ owner, apply }) => [...ddlCaptureSql(owner), ...bucketGuardSql(apply)] },
+  // Each stored version of an object has a key of its own, which the row names: nothing in the store is ever replaced.
+  { revision: 6, sql: () => objectVersionSql() },
 ];
 
 export const TENANT_SCHEMA_REVISION = REVISIONS[REVISIONS.length - 1]!.revision;

@@ -86,3 +86,16 @@ export function bucketGuardSql(applyRole: string): string[] {
        for each statement execute function baseplane_meta.buckets_change_through_api()`,
   ];
 }
+
+/**
+ * Revision 6: the version an object's bytes are stored as (`<path>\t<version>`
+ * in the object store, contracts' object-keys.ts), null for objects stored
+ * before it, whose bytes stay at the path's own key. An upload stores a new
+ * version and names it in the row it commits; the version it replaced is
+ * deleted after. The check keeps what the row names a key every store can
+ * hold, whatever the SQL console writes. Adding a nullable column rewrites
+ * nothing. Safe to run again.
+ */
+export function objectVersionSql(): string[] {
+  return [`alter table storage.objects add column if not exists version text check (version ~ '^[0-9A-Za-z_-]{1,64}$')`];
+}

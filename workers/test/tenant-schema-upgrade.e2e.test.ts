@@ -34,6 +34,11 @@ const outbox = async () => (await tenant.client.query<{ batch: boolean; actor: b
 /** Whether revision 4's trigger guards storage.buckets. */
 const bucketGuard = async () =>
   (await tenant.client.query(`select exists (select from pg_trigger where tgrelid = 'storage.buckets'::regclass and tgname = 'buckets_change_through_api') as guarded`)).rows[0].guarded;
+/** Whether revision 6's column names the version each object's bytes are stored as, with its check. */
+const objectVersions = async () => (await tenant.client.query<{ column: boolean; checked: boolean }>(
+  `select exists (select from information_schema.columns where table_schema = 'storage' and table_name = 'objects' and column_name = 'version') as column,
+          exists (select from pg_constraint where conrelid = 'storage.objects'::regclass and contype = 'c' and pg_get_constraintdef(oid) like '%version%') as checked`,
+)).rows[0];
 const marker = async () => (await tenant.client.query<{ revision: number }>('select revision from baseplane_meta.schema_revision')).rows[0]?.revision;
 const recorded = async (projectId: string) =>
   (await platformDb.query<{ revision: number }>('select revision from tenant_schema_revisions where project_id = $1', [projectId])).rows[0]?.revision;
@@ -63,6 +68,7 @@ describe('tenant schema revisions', () => {
     expect(TENANT_SCHEMA_REVISION).toBeGreaterThanOrEqual(4);
     expect(await bucketGuard()).toBe(true);
     expect(await outbox()).toEqual({ batch: true, actor: true, functions: ['ack_ddl_log', 'pending_ddl_log', 'take_ddl_log'] });
+    expect(await objectVersions()).toEqual({ column: true, checked: true });
     expect(await marker()).toBe(TENANT_SCHEMA_REVISION);
     expect(await recorded(project.id)).toBe(TENANT_SCHEMA_REVISION);
     expect(await indexes()).toEqual(REVISION_2_INDEXES);
@@ -76,6 +82,10 @@ describe('tenant schema revisions', () => {
       drop function baseplane_meta.take_ddl_log(xid8, uuid, text); alter table baseplane_meta.ddl_log drop column batch, drop column actor`);
     // Nor the bucket guard of revision 4.
     await tenant.client.query('drop trigger buckets_change_through_api on storage.buckets; drop function baseplane_meta.buckets_change_through_api()');
+    // Nor revision 6's object versions; it holds an object (a row, whose bytes would be at its path's own key).
+    await tenant.client.query('alter table storage.objects drop column version');
+    await tenant.client.query(`insert into storage.buckets (name) values ('before-versions')`);
+    await tenant.client.query(`insert into storage.objects (bucket, path, size, content_type, etag) values ('before-versions', 'old.txt', 3, 'text/plain', 'e')`);
     await tenant.client.query('drop table baseplane_meta.schema_revision');
     await platformDb.query('delete from tenant_schema_revisions where project_id = $1', [project.id]);
     // Since then its owner locked anon out of public, and the app has data.
@@ -98,6 +108,9 @@ describe('tenant schema revisions', () => {
     expect(await indexes()).toEqual(REVISION_2_INDEXES);
     expect(await outbox()).toEqual({ batch: true, actor: true, functions: ['ack_ddl_log', 'pending_ddl_log', 'take_ddl_log'] });
     expect(await bucketGuard()).toBe(true);
+    expect(await objectVersions()).toEqual({ column: true, checked: true });
+    // The object stored before versions is kept, with none.
+    expect((await tenant.client.query(`select path, version from storage.objects where bucket = 'before-versions'`)).rows).toEqual([{ path: 'old.txt', version: null }]);
     expect(await marker()).toBe(TENANT_SCHEMA_REVISION);
     expect(await recorded(project.id)).toBe(TENANT_SCHEMA_REVISION);
     expect(logged).toContainEqual(expect.objectContaining({ msg: 'tenant schema upgraded', projectId: project.id, from: 1, to: TENANT_SCHEMA_REVISION }));
