@@ -146,3 +146,20 @@ export function mimeTypeAllowed(allowed: readonly string[] | null, contentType: 
   const major = type.split('/')[0];
   return allowed.some((pattern) => pattern === type || (pattern.endsWith('/*') && pattern.slice(0, -2) === major));
 }
+
+/**
+ * The statement that takes one object path's lock in a tenant database, until
+ * its transaction ends (`$1` the bucket, `$2` the path): a transaction-level
+ * advisory lock on a 64-bit hash of both. Every upload takes it before it
+ * claims the path's row and publishes its bytes, so claims of one path follow
+ * each other and each reads the version it replaces after the last one
+ * committed; the storage sweep takes it before it removes bytes at the path, so
+ * it never removes a version whose claim has yet to commit (an upload that
+ * replaces an object updates its row, which locks nothing of the bucket's).
+ */
+export const OBJECT_PATH_LOCK_SQL = `select pg_catalog.pg_advisory_xact_lock(${objectPathLockKey('$1', '$2')})`;
+
+/** The key of {@link OBJECT_PATH_LOCK_SQL}'s lock as SQL, of a bucket and a path given as SQL expressions. */
+export function objectPathLockKey(bucket: string, path: string): string {
+  return `pg_catalog.hashtextextended((${bucket})::text || '/' || (${path})::text, 7011006)`;
+}

@@ -22,8 +22,17 @@ export async function servicesStore(): Promise<ObjectStore> {
   return openS3ObjectStore(s3);
 }
 
-/** Puts an object as the data plane's objects API does, without it (the bucket suites test the workflow, not uploads): its bytes in the store, its row in storage.objects. */
-export async function putObject(store: ObjectStore, tenant: TenantDatabase, projectId: string, bucket: string, objectPath: string, text = 'hello'): Promise<void> {
-  const stored = await store.put(objectKey(projectId, bucket, objectPath), Readable.from([Buffer.from(text)]), { contentType: 'text/plain' });
-  await tenant.client.query('insert into storage.objects (bucket, path, size, content_type, etag) values ($1, $2, $3, $4, $5)', [bucket, objectPath, stored.size, 'text/plain', stored.etag]);
+/**
+ * Puts an object as the data plane's objects API does, without it (the bucket suites test the workflow, not uploads):
+ * its bytes in the store, its row in storage.objects. Without a version, as an object stored before versions: its
+ * bytes at its path's own key, its row naming none.
+ */
+export async function putObject(
+  store: ObjectStore, tenant: TenantDatabase, projectId: string, bucket: string, objectPath: string, text = 'hello', version: string | null = null,
+): Promise<void> {
+  const stored = await store.put(objectKey(projectId, bucket, objectPath, version), Readable.from([Buffer.from(text)]), { contentType: 'text/plain' });
+  await tenant.client.query(
+    'insert into storage.objects (bucket, path, size, content_type, etag, version) values ($1, $2, $3, $4, $5, $6)',
+    [bucket, objectPath, stored.size, 'text/plain', stored.etag, version],
+  );
 }

@@ -1,8 +1,10 @@
 /**
  * The storage sweep (workers/src/storage-sweep.ts) against the running stack,
  * on the store the services use (fs in the main pass, S3 in the second): bytes
- * without a row go, objects with one stay, other projects and fresh bytes are
- * not touched, an upload between its rename and its COMMIT keeps its bytes,
+ * no row names go (a path without a row, a version the row does not name),
+ * objects with one stay (stored before versions too), other projects and fresh
+ * bytes are not touched, an upload between its publish and its COMMIT keeps
+ * its bytes (a new row's, or a replacement's whose row it updates),
  * what uploads killed half-way left goes once it stopped moving, a login
  * that policies would filter makes it fail rather than remove, and the
  * workers keep a Temporal schedule that starts it.
@@ -18,8 +20,10 @@ import { DefaultLogger } from '@temporalio/worker';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { PROJECT_TASK_QUEUE, STORAGE_SWEEP_SCHEDULE_ID, STORAGE_SWEEP_WORKFLOW_TYPE, loadConfig, tenantDatabaseName, type StorageSweepInput, type StorageSweepResult } from '@baseplane/contracts';
-import { FS_STORAGE_DIR, objectKey, type ObjectStore } from '@baseplane/contracts/object-store';
+import {
+  OBJECT_PATH_LOCK_SQL, PROJECT_TASK_QUEUE, STORAGE_SWEEP_SCHEDULE_ID, STORAGE_SWEEP_WORKFLOW_TYPE, loadConfig, tenantDatabaseName, type StorageSweepInput, type StorageSweepResult,
+} from '@baseplane/contracts';
+import { FS_STORAGE_DIR, newObjectVersion, objectKey, VERSION_SEPARATOR, type ObjectStore } from '@baseplane/contracts/object-store';
 import { layoutOf } from '../../contracts/src/object-store/fs-layout';
 import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { connectTenant, tenantUrl, type TenantDatabase } from '../../deploy/test/tenant';
@@ -38,6 +42,15 @@ const key = (path: string, projectId = project.id) => objectKey(projectId, 'file
 /** Bytes in the store and no row: what a crash between an upload's rename and its COMMIT leaves. */
 const strand = (path: string, projectId = project.id) => store.put(key(path, projectId), Readable.from([Buffer.from(`stranded ${path}`)]), { contentType: 'text/plain' });
 const stored = async (path: string, projectId = project.id) => (await store.head(key(path, projectId))) !== undefined;
+/** The bytes at `stored` as text. */
+const storedText = async (stored: string) => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of (await store.get(stored)).body) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString();
+};
+/** Every key the store holds for the object at `path`: its path's own and each version's. */
+const storedKeys = async (path: string) => (await store.list({ prefix: key(path) })).objects.map((object) => object.key)
+  .filter((stored) => stored === key(path) || stored.startsWith(`${key(path)}${VERSION_SEPARATOR}`)).sort();
 const sweep = (input: StorageSweepInput) =>
   temporal.workflow.execute(STORAGE_SWEEP_WORKFLOW_TYPE, { taskQueue: PROJECT_TASK_QUEUE, workflowId: `storage-sweep-test-${randomUUID()}`, args: [input] }) as Promise<StorageSweepResult>;
 
@@ -117,6 +130,49 @@ it('keeps the bytes of an upload whose row is claimed but not yet committed', as
     await claim.end();
   }
   expect(await download('in-flight.txt')).toBe('stranded in-flight.txt');
+});
+
+it('removes versions no row names, and the key of an object stored before versions once a version replaced it', async () => {
+  const named = newObjectVersion();
+  await putObject(store, tenant, project.id, 'files', 'versions/kept.txt', 'the version the row names', named);
+  // A version whose upload's COMMIT failed, and the bytes a replaced object kept at its path's own key (the replacing
+  // upload could not delete them).
+  const failed = objectKey(project.id, 'files', 'versions/kept.txt', newObjectVersion());
+  await store.put(failed, Readable.from([Buffer.from('never committed')]), { contentType: 'text/plain' });
+  await strand('versions/kept.txt');
+  expect(await sweep({ projectIds: [project.id], graceSeconds: 0 })).toMatchObject({ removed: 2, failures: 0 });
+  expect(await storedKeys('versions/kept.txt')).toEqual([objectKey(project.id, 'files', 'versions/kept.txt', named)]);
+  expect(await storedText(objectKey(project.id, 'files', 'versions/kept.txt', named))).toBe('the version the row names');
+});
+
+it('keeps the bytes of an upload that replaces an object until its row names them, and then removes the version it replaced', async () => {
+  const old = newObjectVersion();
+  await putObject(store, tenant, project.id, 'files', 'replacing.txt', 'the old version', old);
+  // A replacing upload between its publish and its COMMIT: the path's lock held, the row updated to name a version whose
+  // bytes are in place. An update takes no lock on the bucket's row: the path's lock is what the sweep waits for.
+  const next = newObjectVersion();
+  await store.put(objectKey(project.id, 'files', 'replacing.txt', next), Readable.from([Buffer.from('the new version')]), { contentType: 'text/plain' });
+  const claim = new pg.Client({ connectionString: tenantUrl(project.id) });
+  await claim.connect();
+  try {
+    await claim.query('begin');
+    await claim.query(OBJECT_PATH_LOCK_SQL, ['files', 'replacing.txt']);
+    await claim.query(`update storage.objects set version = $1 where bucket = 'files' and path = 'replacing.txt'`, [next]);
+    const running = sweep({ projectIds: [project.id], graceSeconds: 0 });
+    running.catch(() => undefined);
+    await expect.poll(async () => (await tenant.client.query(
+      `select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%pg_advisory_xact_lock%unnest%'`,
+    )).rowCount, { timeout: 30_000 }).toBe(1);
+    await claim.query('commit');
+    expect(await running).toMatchObject({ removed: 0, failures: 0 });
+  } finally {
+    await claim.end();
+  }
+  expect(await storedText(objectKey(project.id, 'files', 'replacing.txt', next))).toBe('the new version');
+  // The version it replaced still had its row when this sweep looked; the next one removes it (the upload would have).
+  expect(await storedKeys('replacing.txt')).toEqual([objectKey(project.id, 'files', 'replacing.txt', next), objectKey(project.id, 'files', 'replacing.txt', old)].sort());
+  expect(await sweep({ projectIds: [project.id], graceSeconds: 0 })).toMatchObject({ removed: 1, failures: 0 });
+  expect(await storedKeys('replacing.txt')).toEqual([objectKey(project.id, 'files', 'replacing.txt', next)]);
 });
 
 it('refuses a grace period or project ids that are not ones (an id in upper case would name no database)', async () => {
