@@ -82,7 +82,8 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
   }
 
   if (deps.storage) {
-    bindObjectRoutes(app, deps.storage);
+    // The bytes of versions uploads replaced are deleted after their answers; a stopping replica deletes them first.
+    bindObjectRoutes(app, deps.storage, afterAnswer);
     bindPublicObjectRoutes(app, deps.directory, deps.storage);
   }
 

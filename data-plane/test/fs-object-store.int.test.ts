@@ -81,7 +81,7 @@ describe('fs object store on disk', () => {
     expect(oldRead.updatedAt.getTime()).toBe(lastYear.getTime());
   }));
 
-  it('lets go of each version an upload replaced once it answered, and a download in flight keeps reading its own', () => inStoreRoot(async (root) => {
+  it('lets go of each file a put replaced, and a download in flight keeps reading its own', () => inStoreRoot(async (root) => {
     const store = createFsObjectStore(root);
     const version = (i: number) => Buffer.alloc(MiB, i);
     await store.put('p/b/x', Readable.from([version(0)]), { contentType: 'application/octet-stream' });
@@ -89,7 +89,8 @@ describe('fs object store on disk', () => {
     for (let i = 1; i <= 20; i += 1) await store.put('p/b/x', Readable.from([version(i)]), { contentType: 'application/octet-stream' });
     expect((await bytesOf(reading.body)).equals(version(0))).toBe(true);
     expect((await bytesOf((await store.get('p/b/x')).body)).equals(version(20))).toBe(true);
-    // Each replaced version is held open across its rename and let go after: none may stay held, its blocks never freed.
+    // The storage API puts each version at a key of its own; a put over a key replaces its file by the rename. None may
+    // stay held, its blocks never freed.
     const heldDeleted = async () => {
       const targets = await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
       return targets.filter((target) => target.startsWith(root) && target.endsWith('(deleted)'));

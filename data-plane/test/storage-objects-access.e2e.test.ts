@@ -8,14 +8,14 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '@baseplane/contracts';
-import { FS_STORAGE_DIR, objectKey } from '@baseplane/contracts/object-store';
+import { FS_STORAGE_DIR } from '@baseplane/contracts/object-store';
 import { layoutOf, objectFile } from '../../contracts/src/object-store/fs-layout';
 import { s3BucketsDir } from '../../deploy/local/src/s3-server';
 import { bearer, call, createProject } from '../../deploy/test/http';
 import { servicesBackend } from '../../control-plane/test/storage-fixtures';
 import { signUpUser } from './rest-fixtures';
 import {
-  alice, asUser, bob, etagOf, fetchBytes, objects, operator, other, p, rowOf, store, stranger, upload, useStorageApp,
+  alice, asUser, bob, fetchBytes, objects, operator, other, p, rowOf, store, storedKeyOf, storedKeysOf, stranger, upload, useStorageApp,
 } from './storage-objects-fixtures';
 
 useStorageApp();
@@ -27,7 +27,8 @@ describe('deleting', () => {
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({ deleted: ['trash/1.txt', 'trash/2.txt'] });
     expect(await rowOf('docs', 'trash/1.txt')).toBeUndefined();
-    expect(await store.head(objectKey(p.project.id, 'docs', 'trash/2.txt'))).toBeUndefined();
+    expect(await storedKeysOf('docs', 'trash/1.txt')).toEqual([]);
+    expect(await storedKeysOf('docs', 'trash/2.txt')).toEqual([]);
   });
 
   // The file holding an object in the services' store: the fs store's, or the embedded versitygw's (posix backend).
@@ -39,35 +40,32 @@ describe('deleting', () => {
   };
 
   // An immutable file (chattr +i) is one the store really cannot delete: versitygw answers its key in DeleteObjects' Errors.
+  // The rows go first and commit: what the store then refuses is bytes no row names, left to the storage sweep.
   it.skipIf(servicesBackend() === 's3' && loadConfig(process.env).s3.endpoint !== undefined)(
-    'keeps the row and bytes of an object the store refuses to delete, deletes the others and answers only those', async () => {
+    'deletes every object asked, rows first, and leaves the bytes the store refuses to delete to the storage sweep', async () => {
       const paths = ['stuck/1.txt', 'stuck/2.txt', 'stuck/3.txt'];
       for (const path of paths) expect((await upload('docs', path, 'kept?', operator())).status).toBe(201);
-      const file = storedFile(objectKey(p.project.id, 'docs', 'stuck/2.txt'));
+      const stuck = await storedKeyOf('docs', 'stuck/2.txt');
+      const file = storedFile(stuck);
       execFileSync('chattr', ['+i', file]);
       let answer;
       try {
         answer = await call('DELETE', objects('docs'), { headers: operator(), body: { paths } });
+        expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+        expect(answer.body).toEqual({ deleted: paths });
+        for (const path of paths) expect(await rowOf('docs', path)).toBeUndefined();
+        expect(await storedKeysOf('docs', 'stuck/1.txt')).toEqual([]);
+        expect(await storedKeysOf('docs', 'stuck/3.txt')).toEqual([]);
+        // The refused one's bytes stay, and are no object: not listed, not served.
+        expect(await storedKeysOf('docs', 'stuck/2.txt')).toEqual([stuck]);
+        const listed = await call('GET', `${objects('docs')}?prefix=stuck/`, { headers: operator() });
+        expect(listed.body).toEqual({ objects: [], prefixes: [] });
+        expect((await fetchBytes(`${objects('docs')}/download?path=stuck/2.txt`, operator())).status).toBe(404);
       } finally {
         execFileSync('chattr', ['-i', file]);
       }
-      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-      expect(answer.body).toEqual({ deleted: ['stuck/1.txt', 'stuck/3.txt'] });
-      expect(await rowOf('docs', 'stuck/1.txt')).toBeUndefined();
-      expect(await rowOf('docs', 'stuck/3.txt')).toBeUndefined();
-      expect(await store.head(objectKey(p.project.id, 'docs', 'stuck/1.txt'))).toBeUndefined();
-      expect(await store.head(objectKey(p.project.id, 'docs', 'stuck/3.txt'))).toBeUndefined();
-      // The refused one is still whole: row, bytes, listing, download.
-      expect(await rowOf('docs', 'stuck/2.txt')).toMatchObject({ size: '5', etag: etagOf('kept?') });
-      const listed = await call('GET', `${objects('docs')}?prefix=stuck/`, { headers: operator() });
-      expect(listed.body.objects.map((object: { path: string }) => object.path)).toEqual(['stuck/2.txt']);
-      const download = await fetchBytes(`${objects('docs')}/download?path=stuck/2.txt`, operator());
-      expect([download.status, download.bytes.toString()]).toEqual([200, 'kept?']);
-      // Once the store lets go, deleting it again finishes the job.
-      const again = await call('DELETE', objects('docs'), { headers: operator(), body: { paths: ['stuck/2.txt'] } });
-      expect(again.body).toEqual({ deleted: ['stuck/2.txt'] });
-      expect(await rowOf('docs', 'stuck/2.txt')).toBeUndefined();
-      expect(await store.head(objectKey(p.project.id, 'docs', 'stuck/2.txt'))).toBeUndefined();
+      // What the storage sweep would do once the store lets go.
+      expect(await store.deleteMany([stuck])).toEqual([stuck]);
     },
   );
 
@@ -93,7 +91,7 @@ describe('access under RLS', () => {
     expect(theirs.status).toBe(403);
     expect(theirs.body.code).toBe('42501');
     expect(await rowOf('avatars', own(bob, 'me.png'))).toBeUndefined();
-    expect(await store.head(objectKey(p.project.id, 'avatars', own(bob, 'me.png')))).toBeUndefined();
+    expect(await storedKeysOf('avatars', own(bob, 'me.png'))).toEqual([]);
   });
 
   it('refuses anon writes (401) and shows anon nothing where no policy lets it', async () => {

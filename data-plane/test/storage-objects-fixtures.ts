@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { loadConfig } from '@baseplane/contracts';
-import type { ObjectStore } from '@baseplane/contracts/object-store';
+import { objectKey, VERSION_SEPARATOR, type ObjectStore } from '@baseplane/contracts/object-store';
 import { bearer, call, signUpOperator, type Operator } from '../../deploy/test/http';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
 import { servicesBackend, servicesStore } from '../../control-plane/test/storage-fixtures';
@@ -76,7 +76,19 @@ export async function s3MultipartUploads(key: string): Promise<number> {
 export const onStackS3 = () => servicesBackend() === 's3' && loadConfig(process.env).s3.endpoint === undefined;
 
 export async function rowOf(bucket: string, path: string) {
-  return (await tenant.client.query('select size, content_type, etag, owner from storage.objects where bucket = $1 and path = $2', [bucket, path])).rows[0];
+  return (await tenant.client.query('select size, content_type, etag, owner, version from storage.objects where bucket = $1 and path = $2', [bucket, path])).rows[0];
+}
+
+/** The store key of the object's bytes: its path and the version its row names (without a row, or a version, the path's own key). */
+export async function storedKeyOf(bucket: string, path: string): Promise<string> {
+  return objectKey(p.project.id, bucket, path, (await rowOf(bucket, path))?.version ?? null);
+}
+
+/** Every key the store holds for the object at `path`, sorted: its path's own and each version's. */
+export async function storedKeysOf(bucket: string, path: string): Promise<string[]> {
+  const own = objectKey(p.project.id, bucket, path);
+  const listed = await store.list({ prefix: own });
+  return listed.objects.map((object) => object.key).filter((key) => key === own || key.startsWith(`${own}${VERSION_SEPARATOR}`)).sort();
 }
 
 export async function createBucket(project: RestProject, body: Record<string, unknown>): Promise<void> {

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { objectKey } from '@baseplane/contracts/object-store';
 import { call } from '../../deploy/test/http';
-import { fetchBytes, local, objects, operator, p, store, tenant, upload, useStorageApp } from './storage-objects-fixtures';
+import { fetchBytes, local, objects, operator, p, store, storedKeyOf, tenant, upload, useStorageApp } from './storage-objects-fixtures';
 
 useStorageApp();
 
@@ -271,13 +271,14 @@ describe('signed and public URLs', () => {
     const url = local(signed.body.url);
     expect((await fetchBytes(url)).bytes.toString()).toBe('here for now');
     // The row goes and the bytes stay, as when a delete's bytes could not be removed.
+    const key = await storedKeyOf('docs', 'fleeting.txt');
     await tenant.client.query("delete from storage.objects where bucket = 'docs' and path = 'fleeting.txt'");
     try {
       const gone = await call('GET', url);
       expect(gone.status).toBe(404);
       expect(gone.body).toMatchObject({ code: 'not_found', message: 'object not found' });
     } finally {
-      await store.deleteMany([objectKey(p.project.id, 'docs', 'fleeting.txt')]);
+      await store.deleteMany([key]);
     }
   });
 

@@ -14,7 +14,8 @@ import { call } from '../../deploy/test/http';
 import { serviceLogLines } from '../../deploy/test/logs';
 import { servicesBackend } from '../../control-plane/test/storage-fixtures';
 import {
-  alice, asUser, createBucket, etagOf, fetchBytes, md5, objects, onStackS3, operator, p, rowOf, s3MultipartUploads, sleep, store, tenant, upload, useStorageApp,
+  alice, asUser, createBucket, etagOf, fetchBytes, md5, objects, onStackS3, operator, p, rowOf, s3MultipartUploads, sleep, store, storedKeyOf, storedKeysOf, tenant, upload,
+  useStorageApp,
 } from './storage-objects-fixtures';
 
 useStorageApp();
@@ -25,7 +26,7 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     expect(answer.status, JSON.stringify(answer.body)).toBe(201);
     expect(answer.body).toEqual({ path: 'reports/q1.txt', size: 17, contentType: 'text/plain', etag: expect.any(String), updatedAt: expect.any(String), owner: null });
     expect(await rowOf('docs', 'reports/q1.txt')).toMatchObject({ size: '17', content_type: 'text/plain', owner: null, etag: answer.body.etag });
-    const head = await store.head(objectKey(p.project.id, 'docs', 'reports/q1.txt'));
+    const head = await store.head(await storedKeyOf('docs', 'reports/q1.txt'));
     expect(head?.size).toBe(17);
     expect(answer.body.etag).toBe(etagOf('quarterly numbers'));
   });
@@ -45,6 +46,8 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     expect(replaced.status).toBe(201);
     expect(replaced.body.size).toBe(14);
     expect((await fetchBytes(`${objects('docs')}/download?path=notes.txt`, operator())).bytes.toString()).toBe('second, longer');
+    // The refused upload's bytes went before it answered; the replaced version's go after the replacement's answer.
+    await expect.poll(() => storedKeysOf('docs', 'notes.txt')).toEqual([await storedKeyOf('docs', 'notes.txt')]);
   });
 
   it('refuses an object over the bucket size limit with 413, leaving neither row nor bytes', async () => {
@@ -52,7 +55,7 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     expect(answer.status).toBe(413);
     expect(answer.body.code).toBe('payload_too_large');
     expect(await rowOf('pics', 'big.png')).toBeUndefined();
-    expect(await store.head(objectKey(p.project.id, 'pics', 'big.png'))).toBeUndefined();
+    expect(await storedKeysOf('pics', 'big.png')).toEqual([]);
     // At the limit is fine.
     expect((await upload('pics', 'exact.png', Buffer.alloc(1024, 1), operator(), { type: 'image/png' })).status).toBe(201);
   });
@@ -96,7 +99,7 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     });
     // The upload was admitted (its row tried and rolled back) and streamed; cut off, it never publishes.
     expect(await rowOf('docs', 'half.bin')).toBeUndefined();
-    expect(await store.head(objectKey(p.project.id, 'docs', 'half.bin'))).toBeUndefined();
+    expect(await storedKeysOf('docs', 'half.bin')).toEqual([]);
   });
 
   // Over 5 MiB the S3 store sends multipart parts and publishes with CompleteMultipartUpload; under, with one PutObject.
@@ -108,9 +111,11 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     const answers = await Promise.all(bodies.map((bytes) => upload('docs', path, bytes, operator(), { type: 'application/octet-stream', upsert: true })));
     expect(answers.map((answer) => answer.status), JSON.stringify(answers.map((answer) => answer.body))).toEqual([201, 201, 201]);
     const row = await rowOf('docs', path);
-    const head = await store.head(objectKey(p.project.id, 'docs', path));
+    const head = await store.head(await storedKeyOf('docs', path));
     expect({ size: Number(row.size), etag: row.etag }).toEqual({ size: head?.size, etag: head?.etag });
     expect(answers.map((answer) => answer.body.etag)).toContain(row.etag);
+    // Each replaced version's bytes went after its replacement answered: only the row's are left.
+    await expect.poll(() => storedKeysOf('docs', path)).toEqual([await storedKeyOf('docs', path)]);
   });
 
   it.each(sizesToPublish)('takes one of concurrent uploads of a new path %s without upsert (201) and refuses the others with 409, their bytes never shown', async (_what, size) => {
@@ -124,6 +129,8 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     expect({ size: Number(row.size), etag: row.etag }).toEqual({ size: bodies[winner]!.length, etag: answers[winner]!.body.etag });
     const stored = await fetchBytes(`${objects('docs')}/download?path=${path}`, operator());
     expect(stored.bytes.equals(bodies[winner]!)).toBe(true);
+    // The refused ones stored nothing: only the winner's version is there.
+    expect(await storedKeysOf('docs', path)).toEqual([await storedKeyOf('docs', path)]);
     // The refused ones' multipart uploads are aborted before they answer.
     if (onStackS3()) expect(await s3MultipartUploads(objectKey(p.project.id, 'docs', path))).toBe(0);
   });
@@ -132,6 +139,8 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     ['a path with a ".." segment', '../escape.txt', 400],
     ['a path with an empty segment', 'a//b.txt', 400],
     ['a path ending in "/"', 'folder/', 400],
+    ['a path with a tab (what parts a key\'s version from its path)', 'a\tb.txt', 400],
+    ['a name that leaves its version no room (226 bytes)', 'x'.repeat(226), 400],
   ])('refuses %s with 400', async (_what, path, status) => {
     const answer = await upload('docs', path, 'x', operator());
     expect(answer.status).toBe(status);
@@ -189,7 +198,7 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     expect(answer.status, answer.text).toBe(400);
     expect(answer.body).toMatchObject({ code: 'invalid_request', message: 'the multipart body could not be read' });
     expect(await rowOf('docs', path)).toBeUndefined();
-    expect(await store.head(objectKey(p.project.id, 'docs', path))).toBeUndefined();
+    expect(await storedKeysOf('docs', path)).toEqual([]);
   });
 
   it('refuses a multipart body with more fields than an upload takes with 413 saying so, leaving neither row nor bytes', async () => {
@@ -199,7 +208,7 @@ describe(`uploading (services on ${servicesBackend()})`, () => {
     expect(answer.status, answer.text).toBe(413);
     expect(answer.body).toMatchObject({ code: 'payload_too_large', message: 'the multipart body has more parts than an upload takes' });
     expect(await rowOf('docs', 'many-fields.txt')).toBeUndefined();
-    expect(await store.head(objectKey(p.project.id, 'docs', 'many-fields.txt'))).toBeUndefined();
+    expect(await storedKeysOf('docs', 'many-fields.txt')).toEqual([]);
   });
 
   // The bucket's rules are read in the same round trip as the caller's claim of the path, which fails too in these
@@ -353,7 +362,7 @@ describe('uploading to an S3 server that stops taking the bytes', () => {
       const deadline = Date.now() + 35_000;
       while ((await multipartUploads()) > 0 && Date.now() < deadline) await sleep(200);
       expect(await multipartUploads()).toBe(0);
-      expect(await store.head(key)).toBeUndefined();
+      expect(await storedKeysOf('docs', objectPath)).toEqual([]);
     },
     90_000,
   );

@@ -4,23 +4,33 @@
  * sends them here, not to the control plane: objects are data, read and
  * written under the app's RLS policies on `storage.objects`).
  *
- * Metadata and bytes move together. An upload first tries its row in a
- * transaction it rolls back (so RLS, the bucket's rules and a taken path decide
- * before a byte is stored; the store makes ready meanwhile), then streams the
- * bytes to the store holding no connection, as Supabase does; as the store
- * publishes them it claims the row for real (its lock makes writers of one
- * path publish in turn), and then records their size and etag and commits. A failure anywhere rolls the row
- * back and the store keeps nothing of a failed upload. A delete removes rows and bytes in one transaction;
- * an object the store refuses to delete keeps its row and is not in the answer.
+ * Each upload stores a version of its own: its bytes go to a key no other
+ * upload has (the path and a fresh version), and its row names that version.
+ * An upload first tries its row in a transaction it rolls back (so RLS, the
+ * bucket's rules and a taken path decide before a byte is stored; the store
+ * makes ready meanwhile), then streams the bytes to the store holding no
+ * connection, as Supabase does; as the store publishes them it takes the
+ * path's lock and claims the row for real, reading the version it replaces,
+ * and then records their size and etag and commits. Only then are the bytes of
+ * the version it replaced deleted, after the answer. A failure anywhere rolls
+ * the row back: the object stays exactly what it was, old row over old bytes,
+ * and the store keeps nothing of the failed upload. A delete commits the rows'
+ * removal first, then deletes those versions' bytes. Nothing is ever replaced
+ * in the store, so no failure leaves a row over bytes that are not its own or
+ * a row without bytes; what it may leave is bytes no row names, which the
+ * storage sweep (workers) removes.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import {
   ApiError, BucketNameParam, DEFAULT_OBJECT_PAGE, DEFAULT_SIGNED_URL_SECONDS, DeleteObjectsBody, ListObjectsQuery, MAX_OBJECT_PAGE,
-  MAX_SIGNED_URL_SECONDS, ObjectPathQuery, SignedUrlQuery, UploadObjectQuery, invalidRequest, mimeTypeAllowed, queryInteger, validate,
+  MAX_SIGNED_URL_SECONDS, OBJECT_PATH_LOCK_SQL, ObjectPathQuery, SignedUrlQuery, UploadObjectQuery, invalidRequest, mimeTypeAllowed, queryInteger, validate,
   type ObjectListing, type StorageObject,
 } from '@baseplane/contracts';
-import { assertContentType, assertObjectPath, assertPathPrefix, bucketPrefix, objectKey, objectNotFound, payloadTooLarge } from '@baseplane/contracts/object-store';
+import {
+  assertContentType, assertObjectPath, assertPathPrefix, assertVersionedPath, bucketPrefix, newObjectVersion, objectKey, objectNotFound, payloadTooLarge,
+} from '@baseplane/contracts/object-store';
+import type { AfterAnswer } from '../auth/after-answer';
 import { bindCors } from '../http/cors';
 import type { Caller } from '../rest/execute';
 import type { StorageAccess } from './storage-caller';
@@ -30,6 +40,8 @@ import { sendObject } from './send-object';
 
 /** An object's columns as the statements below select them (text format; `updated_at` as JSON's ISO 8601). */
 const OBJECT_COLUMNS = "path, size, content_type, etag, to_json(updated_at) #>> '{}' as updated_at, owner";
+/** {@link OBJECT_COLUMNS} and the version its bytes are stored as. */
+const STORED_OBJECT_COLUMNS = `${OBJECT_COLUMNS}, version`;
 
 function toObject(row: TextRow): StorageObject {
   return {
@@ -65,13 +77,17 @@ export function routeParams(request: FastifyRequest): { projectId: string; bucke
   return { projectId: params.projectId, bucket: name };
 }
 
-/** The store key of an object, its path checked to be one every backend can hold (and no key of a version). */
-export function keyOf(projectId: string, bucket: string, path: string): string {
+/**
+ * The store key of an object's bytes, as stored in `version` (none for an
+ * object stored before versions), its path checked to be one every backend
+ * can hold.
+ */
+export function keyOf(projectId: string, bucket: string, path: string, version: string | null = null): string {
   assertObjectPath(bucketPrefix(projectId, bucket), path);
-  return objectKey(projectId, bucket, path);
+  return objectKey(projectId, bucket, path, version);
 }
 
-export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
+export function bindObjectRoutes(app: FastifyInstance, storage: Storage, afterAnswer: AfterAnswer): void {
   void app.register(
     async (scope) => {
       bindCors(scope);
@@ -88,7 +104,10 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
         const { project, caller, bucket: bucketName } = await access(request);
         const query = validate(UploadObjectQuery, request.query, 'query');
         const projectId = project.projectId;
-        const key = keyOf(projectId, bucketName, query.path);
+        assertVersionedPath(bucketPrefix(projectId, bucketName), query.path);
+        // This upload's bytes go to a key of their own: whatever happens, the object's present bytes are not touched.
+        const version = newObjectVersion();
+        const key = objectKey(projectId, bucketName, query.path, version);
         if (!request.isMultipart()) {
           throw new ApiError(415, 'unsupported_media_type', 'upload the object as multipart/form-data', null, 'send the bytes in a form field named "file"');
         }
@@ -103,7 +122,7 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
           }
         };
         const upsert = query.upsert === 'true';
-        const claim = claimPath(bucketName, query.path, contentType, ownerOf(caller), upsert);
+        const claim = claimPath(bucketName, query.path, contentType, ownerOf(caller), upsert, version);
         let held: HeldTransaction | undefined;
         let stored = false;
         try {
@@ -115,14 +134,15 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
           const put = await storage.store.put(key, file.file, {
             contentType,
             admitted,
-            // Claimed for real as the bytes are published: its lock makes writers of one path publish in turn, and a
-            // path taken meanwhile (409), a policy or the bucket's rules changed meanwhile refuse the bytes before they show.
+            // Claimed for real as the bytes are published, under the path's lock: writers of one path publish in turn,
+            // each reading the version it replaces once the one before has committed, and a path taken meanwhile (409),
+            // a policy or the bucket's rules changed meanwhile refuse the bytes before they show.
             publish: async ({ size }) => {
               const admitStored = (bucket: BucketRules) => {
                 admitType(bucket);
                 if (bucket.fileSizeLimit !== null && size > bucket.fileSizeLimit) throw payloadTooLarge(bucket.fileSizeLimit);
               };
-              held = await storage.db.begin(projectId, caller, [claim], { name: bucketName, admit: admitStored });
+              held = await storage.db.begin(projectId, caller, [claim], { name: bucketName, admit: admitStored }, lockPath(bucketName, query.path));
             },
           });
           stored = true;
@@ -137,11 +157,21 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
               values: [bucketName, query.path, put.size, put.etag],
             },
           ]);
+          // The version this one replaced (the row as the path's lock found it) is no object's any more.
+          const replaced = held.serviceRows[1]![0];
+          if (replaced && replaced.version !== version) {
+            const old = objectKey(projectId, bucketName, query.path, replaced.version);
+            afterAnswer.run(() => storage.store.deleteMany([old], { superseded: true })
+              .then((removed) => { if (removed.length === 0) throw new Error('the object store refused to delete it'); })
+              .catch((error: unknown) => request.log.warn({ err: error, key: old }, 'could not remove the bytes of a replaced version; the storage sweep will')));
+          }
           return reply.status(201).send(toObject(answered[1]![0]!));
         } catch (error) {
           await held?.rollback();
-          // Bytes stored but the row not committed: a new object's bytes go (a replaced one's cannot come back).
-          if (stored && !upsert) {
+          // Bytes stored but the row not committed: the object is what it was, and these bytes are no one's. Unless the
+          // COMMIT's outcome is unknown (its connection went first): then they may be the object's, and the storage sweep,
+          // which reads the rows, decides.
+          if (stored && held?.failedCommit() !== 'unknown') {
             await storage.store.deleteMany([key])
               .then((removed) => { if (removed.length === 0) throw new Error('the object store refused to delete it'); })
               .catch((cleanup) => request.log.error({ err: cleanup, key }, 'could not remove the bytes of a failed upload'));
@@ -171,9 +201,10 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
       scope.route({ method: ['GET', 'HEAD'], url: '/download', handler: async (request, reply) => {
         const { project, caller, bucket } = await access(request);
         const { path } = validate(ObjectPathQuery, request.query, 'query');
-        const key = keyOf(project.projectId, bucket, path);
-        await findVisible(storage, project.projectId, caller, bucket, path);
-        return sendObject(storage.store, key, request, reply, 'private, no-cache');
+        keyOf(project.projectId, bucket, path);
+        // The bytes of the version the row names; read again should they be gone, replaced since the row was read.
+        const stored = async () => keyOf(project.projectId, bucket, path, (await findVisible(storage, project.projectId, caller, bucket, path)).version);
+        return sendObject(storage.store, await stored(), request, reply, 'private, no-cache', stored);
       } });
 
       scope.get('/url', async (request) => {
@@ -185,53 +216,61 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage): void {
         return storage.urls.sign({ projectId: project.projectId, bucket, path: query.path }, expiresIn);
       });
 
-      // Rows go first, under the caller's policies, then the bytes of those rows. Objects the store refuses
-      // to delete (S3 answers them in DeleteObjects' `Errors`) keep their rows: the deletion is undone back to
-      // the savepoint and done again for the others only, and the answer lists what was deleted, as
-      // Supabase's does. A store that fails as a whole (503) rolls every row back; a retry finishes the job.
+      // The rows go first, under the caller's policies, and commit; then the bytes of the versions they named. A store
+      // that refuses or fails leaves bytes no row names, which the storage sweep removes: never a row without its bytes.
+      // The answer lists the objects deleted: those whose rows went.
       scope.delete('/', async (request) => {
         const { project, caller, bucket } = await access(request);
         const { paths } = validate(DeleteObjectsBody, request.body, 'body');
-        const keys = new Map(paths.map((path) => [path, keyOf(project.projectId, bucket, path)]));
-        const deleteRows = (of: string[]): StorageStatement => ({
+        for (const path of paths) keyOf(project.projectId, bucket, path);
+        const [rows] = await storage.db.run(project.projectId, caller, [{
           name: 'bp_storage_delete',
-          text: 'delete from storage.objects where bucket = $1 and path = any($2::text[]) returning path',
-          values: [bucket, of],
-        });
-        const deleted = await storage.db.transaction(project.projectId, caller, [DELETE_SAVEPOINT, deleteRows([...keys.keys()])], async ([, rows], tx) => {
-          let gone = new Set(rows!.map((row) => row.path!));
-          const removed = new Set(await storage.store.deleteMany([...gone].map((path) => keys.get(path)!)));
-          const refused = [...gone].filter((path) => !removed.has(keys.get(path)!));
-          if (refused.length > 0) {
-            request.log.warn({ bucket, refused }, 'the object store refused to delete some objects; their rows are kept');
-            const [, again] = await tx.commit([UNDO_DELETE, deleteRows([...gone].filter((path) => removed.has(keys.get(path)!)))]);
-            gone = new Set(again!.map((row) => row.path!));
-          }
-          return paths.filter((path, i) => gone.has(path) && paths.indexOf(path) === i);
-        }, { name: bucket });
-        return { deleted };
+          text: 'delete from storage.objects where bucket = $1 and path = any($2::text[]) returning path, version',
+          values: [bucket, paths],
+        }], { name: bucket });
+        const keys = rows!.map((row) => objectKey(project.projectId, bucket, row.path!, row.version));
+        if (keys.length > 0) {
+          await storage.store.deleteMany(keys).then((removed) => {
+            const went = new Set(removed);
+            const left = keys.filter((key) => !went.has(key));
+            if (left.length > 0) request.log.warn({ bucket, left }, 'the object store refused to delete the bytes of deleted objects; the storage sweep will');
+          }, (error: unknown) => request.log.warn({ err: error, bucket }, 'the object store failed to delete the bytes of deleted objects; the storage sweep will'));
+        }
+        const gone = new Set(rows!.map((row) => row.path!));
+        return { deleted: paths.filter((path, i) => gone.has(path) && paths.indexOf(path) === i) };
       });
     },
     { prefix: '/api/projects/:projectId/storage/buckets/:bucket/objects' },
   );
 }
 
-const DELETE_SAVEPOINT: StorageStatement = { name: 'bp_storage_delete_savepoint', text: 'savepoint bp_storage_delete', values: [] };
-const UNDO_DELETE: StorageStatement = { name: 'bp_storage_delete_undo', text: 'rollback to savepoint bp_storage_delete', values: [] };
-
 /**
  * The statement that writes the object's row under the caller's policies,
- * tried before any byte moves and run again as the bytes are published: an
- * insert, or with `upsert` an insert that takes over an existing row (needing
- * the app's update policy too).
+ * naming the upload's version, tried before any byte moves and run again as
+ * the bytes are published: an insert, or with `upsert` an insert that takes
+ * over an existing row (needing the app's update policy too).
  */
-function claimPath(bucket: string, path: string, contentType: string, owner: string | null, upsert: boolean): StorageStatement {
-  const conflict = upsert ? ' on conflict (bucket, path) do update set content_type = excluded.content_type, owner = excluded.owner, updated_at = now()' : '';
+function claimPath(bucket: string, path: string, contentType: string, owner: string | null, upsert: boolean, version: string): StorageStatement {
+  const conflict = upsert
+    ? ' on conflict (bucket, path) do update set content_type = excluded.content_type, owner = excluded.owner, version = excluded.version, updated_at = now()'
+    : '';
   return {
     name: upsert ? 'bp_storage_claim_upsert' : 'bp_storage_claim',
-    text: `insert into storage.objects (bucket, path, size, content_type, owner) values ($1, $2, 0, $3, $4)${conflict}`,
-    values: [bucket, path, contentType, owner],
+    text: `insert into storage.objects (bucket, path, size, content_type, owner, version) values ($1, $2, 0, $3, $4, $5)${conflict}`,
+    values: [bucket, path, contentType, owner, version],
   };
+}
+
+/**
+ * What an upload runs as `service_role` before its claim: the path's lock
+ * (held to its COMMIT), then the path's row as it is, whatever the caller's
+ * policies show: the version the claim replaces.
+ */
+function lockPath(bucket: string, path: string): StorageStatement[] {
+  return [
+    { name: 'bp_storage_path_lock', text: OBJECT_PATH_LOCK_SQL, values: [bucket, path] },
+    { name: 'bp_storage_current_version', text: 'select version from storage.objects where bucket = $1 and path = $2', values: [bucket, path] },
+  ];
 }
 
 /** A taken path (23505 from {@link claimPath}) as 409 `already_exists`; any other error as it is. */
@@ -258,15 +297,15 @@ function unreadableMultipart(error: unknown, parsing = false): unknown {
     'send a complete multipart/form-data body whose parts are delimited by the boundary its Content-Type names');
 }
 
-/** The object's row as the caller may see it; 404 when it does not exist or the caller's policies hide it. */
-async function findVisible(storage: Storage, projectId: string, caller: Caller, bucket: string, path: string): Promise<StorageObject> {
+/** The object's row as the caller may see it, and the version its bytes are stored as; 404 when it does not exist or the caller's policies hide it. */
+async function findVisible(storage: Storage, projectId: string, caller: Caller, bucket: string, path: string): Promise<StorageObject & { version: string | null }> {
   const [rows] = await storage.db.run(projectId, caller, [{
-    name: 'bp_storage_object',
-    text: `select ${OBJECT_COLUMNS} from storage.objects where bucket = $1 and path = $2`,
+    name: 'bp_storage_stored_object',
+    text: `select ${STORED_OBJECT_COLUMNS} from storage.objects where bucket = $1 and path = $2`,
     values: [bucket, path],
   }]);
   if (!rows![0]) throw objectNotFound();
-  return toObject(rows![0]);
+  return { ...toObject(rows![0]), version: rows![0].version ?? null };
 }
 
 /**

@@ -99,8 +99,26 @@ async function readObject(store: ObjectStore, key: string, range: ByteRange | un
  * Streams the object at `key` (or the asked range of it) as the answer; 304
  * without a body when the request's validators say the caller has it already.
  * If-None-Match and If-Modified-Since are evaluated before If-Range (RFC 9110 §13.2.2).
+ *
+ * `key` is the version the object's row named when it was read. An upload that
+ * replaced it since deletes its bytes once it has answered, so a read that
+ * finds none asks `relocate` for the key the row names now and, when that is
+ * another, serves it (404 when the row is gone: the object was deleted).
  */
-export async function sendObject(store: ObjectStore, key: string, request: FastifyRequest, reply: FastifyReply, cacheControl: string): Promise<FastifyReply> {
+export async function sendObject(
+  store: ObjectStore, key: string, request: FastifyRequest, reply: FastifyReply, cacheControl: string, relocate?: () => Promise<string>,
+): Promise<FastifyReply> {
+  try {
+    return await sendVersion(store, key, request, reply, cacheControl);
+  } catch (error) {
+    if (!relocate || !(error instanceof ApiError && error.status === 404)) throw error;
+    const now = await relocate();
+    if (now === key) throw error;
+    return sendVersion(store, now, request, reply, cacheControl);
+  }
+}
+
+async function sendVersion(store: ObjectStore, key: string, request: FastifyRequest, reply: FastifyReply, cacheControl: string): Promise<FastifyReply> {
   if (request.headers['if-none-match'] !== undefined || request.headers['if-modified-since'] !== undefined) {
     // Only what the validators need is read; an object missing or changed is answered by the read below.
     const info = await store.head(key);

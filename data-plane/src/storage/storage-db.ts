@@ -12,7 +12,8 @@
  * statements) and one that ends it (with its last ones and COMMIT). An upload
  * first probes its row in a transaction rolled back in the same round trip,
  * streams its bytes holding nothing, and only to publish them holds a
- * transaction, whose row lock makes writers of one path publish in turn. A request on a
+ * transaction, whose lock on the path makes writers of one path publish in
+ * turn (contracts' OBJECT_PATH_LOCK_SQL). A request on a
  * bucket reads its rules at the head of its first batch, before the caller's
  * role is taken (`authenticator` is a member of `service_role`, which
  * bypasses RLS): no round trip of their own.
@@ -53,21 +54,28 @@ export interface BucketCheck {
   admit?(rules: BucketRules): void;
 }
 
-/** The transaction {@link StorageDb.transaction} keeps open while its work runs. */
-export interface OpenTransaction {
+/**
+ * A transaction {@link StorageDb.begin} handed over: the rows of its first
+ * statements (the caller's, and those it ran as `service_role`), the bucket's
+ * rules, and its two ends.
+ */
+export interface HeldTransaction {
+  rows: TextRow[][];
+  serviceRows: TextRow[][];
+  rules: BucketRules | null;
   /** Runs `statements` and COMMIT in one round trip; answers each statement's rows. */
   commit(statements: readonly StorageStatement[]): Promise<TextRow[][]>;
-}
-
-/** A transaction {@link StorageDb.begin} handed over: its first statements' rows, the bucket's rules, and its two ends. */
-export interface HeldTransaction extends OpenTransaction {
-  rows: TextRow[][];
-  rules: BucketRules | null;
   /** Rolls back and gives the connection back; nothing when the transaction has ended. */
   rollback(): Promise<void>;
+  /**
+   * After a commit that failed: `rolled back` when PostgreSQL answered it with
+   * an error (nothing of the transaction stays), `unknown` when the connection
+   * went first (the COMMIT may have taken effect). Undefined otherwise.
+   */
+  failedCommit(): 'rolled back' | 'unknown' | undefined;
 }
 
-/** Connections per project and replica for transactions: an upload's while it publishes its bytes, a delete's while the store deletes. */
+/** Connections per project and replica for transactions: an upload's while it publishes its bytes. */
 const TRANSACTION_POOL_SIZE = 10;
 /** Connections per project and replica for one-round-trip reads and writes (listings, downloads, signed URLs). */
 const STATEMENT_POOL_SIZE = 5;
@@ -166,16 +174,18 @@ export class StorageDb {
   }
 
   /**
-   * The bucket's rules and whether `path` has a row in it, read as
-   * `service_role` in one round trip, for the public and signed URLs, which
-   * no policy governs; 404 `not_found` when the project has no such bucket.
+   * The bucket's rules and the row of `path` in it (the version its bytes
+   * are stored as; undefined when there is no row), read as `service_role` in
+   * one round trip, for the public and signed URLs, which no policy governs;
+   * 404 `not_found` when the project has no such bucket.
    */
-  objectAsService(projectId: string, bucket: string, path: string): Promise<{ rules: BucketRules; exists: boolean }> {
+  objectAsService(projectId: string, bucket: string, path: string): Promise<{ rules: BucketRules; object: { version: string | null } | undefined }> {
     const check = bucketSteps({ name: bucket });
-    const exists = toStep({ name: 'bp_storage_object_exists', text: 'select 1 from storage.objects where bucket = $1 and path = $2', values: [bucket, path] });
+    const row = toStep({ name: 'bp_storage_object_version', text: 'select version from storage.objects where bucket = $1 and path = $2', values: [bucket, path] });
     return this.withClient(SERVICE, projectId, this.pools, async (client) => {
-      const answered = await runBatch(client, [...check.steps, exists], check.rules);
-      return { rules: check.rules(answered)!, exists: answered[check.steps.length]!.length > 0 };
+      const answered = await runBatch(client, [...check.steps, row], check.rules);
+      const found = answered[check.steps.length]![0];
+      return { rules: check.rules(answered)!, object: found ? { version: found.version ?? null } : undefined };
     });
   }
 
@@ -218,16 +228,22 @@ export class StorageDb {
 
   /**
    * Begins a transaction as `caller` with `first` in one round trip (with
-   * `bucket`'s rules read ahead of them) and hands it over open, its rows and
-   * the rules with it. Whoever begins it ends it, with
-   * {@link HeldTransaction.commit} or {@link HeldTransaction.rollback}: either
-   * gives its connection back. Errors are mapped as {@link run}'s are; a failed
-   * begin or commit has rolled back already.
+   * `bucket`'s rules read ahead of them, and after the rules `asService`, run
+   * as `service_role`) and hands it over open, the rows and the rules with it.
+   * Whoever begins it ends it, with {@link HeldTransaction.commit} or
+   * {@link HeldTransaction.rollback}: either gives its connection back. Errors
+   * are mapped as {@link run}'s are; a failed begin or commit has rolled back
+   * already, or lost its connection ({@link HeldTransaction.failedCommit}).
    */
-  async begin(projectId: string, caller: Caller, first: readonly StorageStatement[], bucket?: BucketCheck): Promise<HeldTransaction> {
+  async begin(
+    projectId: string, caller: Caller, first: readonly StorageStatement[], bucket?: BucketCheck, asService: readonly StorageStatement[] = [],
+  ): Promise<HeldTransaction> {
     const check = bucketSteps(bucket);
+    // Without a bucket to read, nothing has set the role yet: the service's statements take it themselves.
+    const service = asService.length === 0 ? [] : [...(bucket ? [] : [toStep(AS_SERVICE)]), ...asService.map(toStep)];
     const { client, release } = await this.acquire(projectId, this.transactionPools);
     let open = true;
+    let failed: 'rolled back' | 'unknown' | undefined;
     /** Rolls back (a failed batch leaves the transaction aborted but open) and lets the connection go; once. */
     const rollback = async (): Promise<void> => {
       if (!open) return;
@@ -237,10 +253,12 @@ export class StorageDb {
       release(broken);
     };
     try {
-      const answered = await runBatch(client, [BEGIN_STEP, ...check.steps, callerSetupStep(caller), ...first.map(toStep)], (rows) => check.rules(rows.slice(1)));
+      const answered = await runBatch(client, [BEGIN_STEP, ...check.steps, ...service, callerSetupStep(caller), ...first.map(toStep)], (rows) => check.rules(rows.slice(1)));
       const rules = check.rules(answered.slice(1));
+      const serviceFrom = 1 + check.steps.length + service.length - asService.length;
       return {
-        rows: answered.slice(2 + check.steps.length),
+        rows: answered.slice(serviceFrom + asService.length + 1),
+        serviceRows: answered.slice(serviceFrom, serviceFrom + asService.length),
         rules,
         commit: async (statements) => {
           if (!open) throw new Error('the transaction has ended');
@@ -250,39 +268,18 @@ export class StorageDb {
             release(false);
             return committed.slice(0, -1);
           } catch (error) {
+            // An error PostgreSQL answered ended the transaction (a COMMIT that fails rolls back); a connection lost
+            // before an answer may have committed.
+            failed = error instanceof pg.DatabaseError && error.severity === 'ERROR' ? 'rolled back' : 'unknown';
             await rollback();
             throw mapped(error, caller);
           }
         },
         rollback,
+        failedCommit: () => failed,
       };
     } catch (error) {
       await rollback();
-      throw mapped(error, caller);
-    }
-  }
-
-  /**
-   * {@link begin}, then `work` with its rows, the open transaction and the
-   * rules; `work` may end it with {@link OpenTransaction.commit}, else it is
-   * committed as it is when `work` returns. Any error rolls back.
-   */
-  async transaction<T>(
-    projectId: string,
-    caller: Caller,
-    first: readonly StorageStatement[],
-    work: (rows: TextRow[][], tx: OpenTransaction, rules: BucketRules | null) => Promise<T>,
-    bucket?: BucketCheck,
-  ): Promise<T> {
-    const held = await this.begin(projectId, caller, first, bucket);
-    let ended = false;
-    const tx: OpenTransaction = { commit: (statements) => held.commit(statements).finally(() => { ended = true; }) };
-    try {
-      const result = await work(held.rows, tx, held.rules);
-      if (!ended) await held.commit([]);
-      return result;
-    } catch (error) {
-      await held.rollback();
       throw mapped(error, caller);
     }
   }
