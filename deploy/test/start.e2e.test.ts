@@ -26,11 +26,15 @@ interface StartRun {
   exited: Promise<{ code: number | null; stderr: string }>;
 }
 
-/** With `asForegroundJob`, the child leads a process group of its own, as a shell's foreground job does (see {@link pressCtrlC}). */
-function runStart(env: Record<string, string>, { asForegroundJob = false } = {}): StartRun {
+/**
+ * With `asForegroundJob`, the child leads a process group of its own, as a shell's foreground job does (see {@link pressCtrlC}).
+ * With `throughNpm`, the child is `npm start` rather than `baseplane.mjs start` itself.
+ */
+function runStart(env: Record<string, string>, { asForegroundJob = false, throughNpm = false } = {}): StartRun {
   let stdout = '';
   let stderr = '';
-  const child = spawn(process.execPath, ['deploy/local/bin/baseplane.mjs', 'start'], {
+  const [command, args] = throughNpm ? ['npm', ['start']] : [process.execPath, ['deploy/local/bin/baseplane.mjs', 'start']];
+  const child = spawn(command, args, {
     cwd: REPO_ROOT,
     env: stackTestEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -166,6 +170,24 @@ describe('npm start', () => {
     const server = net.createServer();
     await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
     await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('stops in order when `npm start` itself is killed outright (SIGKILL)', { timeout: 180_000 }, async () => {
+    const port = await findFreePort();
+    // As the README says to start it: npm runs the script, which runs baseplane.mjs.
+    const run = runStart({ PORT: String(port), DATA_DIR: dataDir }, { throughNpm: true });
+    runs.push(run);
+    await waitUntilUp(run);
+    // npm alone: nothing passes a signal on, and what npm started must notice it is gone.
+    run.child.kill('SIGKILL');
+    try {
+      await expect.poll(() => processesMentioning(dataDir), { timeout: 60_000, interval: 250 }).toEqual([]);
+    } finally {
+      for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
+    }
+    expect(run.output()).toContain('SIGTERM received; stopping Baseplane');
+    expect(run.output()).toContain('Baseplane stopped.');
+    expect(run.output()).not.toMatch(/terminating connection due to administrator command|idle (platform |tenant admin )?connection failed/);
   });
 
   it('refuses a bad PORT with exit 1 and one line naming PORT', async () => {

@@ -43,12 +43,32 @@ function run(command, args, env = process.env, { ownGroup = false } = {}) {
     const forward = (signal) => child.kill(signal);
     const forwarded = ownGroup ? ['SIGINT', 'SIGTERM', 'SIGHUP'] : ['SIGINT', 'SIGTERM'];
     for (const signal of forwarded) process.on(signal, forward);
+    const orphaned = ownGroup ? watchParent(() => child.kill('SIGTERM')) : undefined;
     child.on('error', (error) => fail(`could not run ${command}: ${error.message}`));
     child.on('exit', (code, signal) => {
+      clearInterval(orphaned);
       for (const forwardedSignal of forwarded) process.off(forwardedSignal, forward);
       resolve(code ?? (signal === 'SIGINT' ? 130 : 1));
     });
   });
+}
+
+/**
+ * Calls `onGone` once when this process's parent is gone (it was reparented):
+ * `npm start` killed outright (SIGKILL) passes no signal on, and a child in a
+ * group of its own would run on with no one to stop it. The npm scripts that
+ * run a stack `exec` this file, so that npm itself is the parent watched
+ * (a shell in between would outlive npm). Polled each second; returns the timer.
+ */
+function watchParent(onGone) {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    onGone();
+  }, 1000);
+  timer.unref();
+  return timer;
 }
 
 /** Installs the workspace when node_modules is missing or older than the lockfile. */
