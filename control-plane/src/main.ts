@@ -49,7 +49,8 @@ async function main(): Promise<void> {
         error ? log.error({ ...heal, err: error }, 'project login refused; resetting its password failed') : log.warn(heal, 'project login refused; its password was reset'),
     }),
     new FastifyAdapter({ bodyLimit: 1024 * 1024, clientErrorHandler: answerClientError, frameworkErrors: answerFrameworkError }),
-    { logger: ['error', 'warn'] },
+    // rawBody: the rows API reads a body's numbers again as written (rows/exact-json.ts).
+    { logger: ['error', 'warn'], rawBody: true },
   );
   app.useGlobalFilters(new ApiErrorFilter(log));
   // Any origin, as the data plane allows: callers authenticate with a Bearer token or a key in a header, never a cookie.

@@ -122,6 +122,28 @@ describe('reading rows', () => {
     expect(inserted.text).toMatch(/"id": ?9007199254740995[,}]/);
   });
 
+  it('writes numbers sent as JSON numbers as they are written (int8 past 2^53, numeric digits, jsonb), and finds a row by such a key', async () => {
+    await asOwner('create table tally (id int8 primary key, amount numeric, qty int4, ratio float8, doc jsonb, ids int8[])');
+    const headers = { ...auth(), 'content-type': 'application/json' };
+    const inserted = await call('POST', rows('tally'), {
+      headers,
+      raw: '{"data":{"id":9007199254740993,"amount":0.1000000000000000055511151231257827,"qty":1.0,"ratio":1E-3,"doc":{"n":12345678901234567890,"list":[1.50]},"ids":[9007199254740995,1]}}',
+    });
+    expect(inserted.status, inserted.text).toBe(201);
+    expect(inserted.text).toMatch(/"id": ?9007199254740993[,}]/);
+    const stored = await asOwner('select id::text, amount::text, qty, ratio, doc::text, ids::text from tally');
+    expect(stored.rows).toEqual([
+      { id: '9007199254740993', amount: '0.1000000000000000055511151231257827', qty: 1, ratio: 0.001, doc: '{"n": 12345678901234567890, "list": [1.50]}', ids: '{9007199254740995,1}' },
+    ]);
+    // The key as the answers write it, sent back as a number.
+    const updated = await call('PUT', rows('tally'), { headers, raw: '{"pkWhere":{"id":9007199254740993},"data":{"amount":1.50}}' });
+    expect(updated.status, updated.text).toBe(200);
+    expect(updated.text).toMatch(/"amount": ?1\.50[,}]/);
+    const deleted = await call('DELETE', rows('tally'), { headers, raw: '{"pkWhere":{"id":9007199254740993}}' });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect((await asOwner('select count(*)::int as n from tally')).rows[0].n).toBe(0);
+  });
+
   it('accepts the service key, in the header or the query', async () => {
     expect((await call('GET', rows('goods'), { headers: apikey(project.serviceKey) })).status).toBe(200);
     const viaQuery = await call('GET', rows('goods', [['apikey', project.serviceKey], ['name', 'eq.Milk']]));

@@ -5,6 +5,7 @@
  */
 import { ApiError, ident, invalidRequest } from '@baseplane/contracts';
 import type { ColumnInfo, TableInfo } from '../tenants/catalog';
+import { JsonNumber, stringifyExactJson } from './exact-json';
 import type { Filter, OrderTerm, RowsSelection } from './rows-parse';
 
 /** What the builder needs of a table. */
@@ -28,13 +29,35 @@ export function resolveColumn(table: TableShape, name: string): Column {
  * A JSON value as a parameter for this column: json/jsonb get JSON text (so a
  * string or an array stays JSON), arrays go as arrays (node-postgres writes a
  * PostgreSQL array literal), other objects as JSON text, scalars as they are.
+ * A number as written in the body (exact-json.ts) goes as that text into
+ * JSON, `numeric` and, when it is a plain integer, integer columns and
+ * arrays; elsewhere (`1.0` for an `int4`, a float, text) as before, as the
+ * JavaScript number.
  */
 export function encodeValue(column: Column, value: unknown): unknown {
   if (value === null || value === undefined) return null;
-  if (/^jsonb?$/.test(column.type)) return JSON.stringify(value);
-  if (Array.isArray(value)) return value;
-  if (typeof value === 'object') return JSON.stringify(value);
+  if (/^jsonb?$/.test(column.type)) return stringifyExactJson(value);
+  if (Array.isArray(value)) return exactElements(column.type.replace(/(\[\])+$/, ''), value);
+  if (value instanceof JsonNumber) return exactNumber(column.type, value);
+  if (typeof value === 'object') return stringifyExactJson(value);
   return value;
+}
+
+/** The text PostgreSQL reads the number from, where `type` takes it as written; else the JavaScript number. */
+function exactNumber(type: string, value: JsonNumber): string | number {
+  if (/^numeric(\(|$)/.test(type)) return value.text;
+  if (/^(bigint|integer|smallint)$/.test(type) && /^-?\d+$/.test(value.text)) return value.text;
+  return Number(value.text);
+}
+
+/** An array's numbers as {@link exactNumber} gives them for its element type, at every depth. */
+function exactElements(elementType: string, values: unknown[]): unknown[] {
+  return values.map((item) => {
+    if (Array.isArray(item)) return exactElements(elementType, item);
+    if (item instanceof JsonNumber) return exactNumber(elementType, item);
+    // node-postgres would write an object element as JSON.stringify does.
+    return typeof item === 'object' && item !== null ? stringifyExactJson(item) : item;
+  });
 }
 
 /** Collects parameters and answers their `$n` placeholders. */

@@ -12,6 +12,7 @@ import { isDatabaseError, toApiError } from '../http/database-error';
 import { validate } from '../http/validate';
 import { readCatalog, type TableInfo } from '../tenants/catalog';
 import { TenantConnections } from '../tenants/tenant-connections';
+import { parseExactJson } from './exact-json';
 import { parseRowsQuery } from './rows-parse';
 import { countRowsSql, deleteRowSql, insertRowSql, selectRowsSql, updateRowSql, type Statement } from './rows-sql';
 
@@ -56,21 +57,21 @@ export class RowsController {
   @Post()
   async insert(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param() params: unknown, @Body() body: unknown): Promise<string> {
     const { id, name } = await this.authorise(request, params);
-    const { data } = validate(InsertRowBody, body);
+    const { data } = validate(InsertRowBody, exactBody(request, body));
     return json(reply, await this.inTable(id, name, (client, table) => oneRow(client, insertRowSql(table, data))));
   }
 
   @Put()
   async update(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param() params: unknown, @Body() body: unknown): Promise<string> {
     const { id, name } = await this.authorise(request, params);
-    const { pkWhere, data } = validate(UpdateRowBody, body);
+    const { pkWhere, data } = validate(UpdateRowBody, exactBody(request, body));
     return json(reply, await this.inTable(id, name, (client, table) => oneRow(client, updateRowSql(table, pkWhere, data))));
   }
 
   @Delete()
   async remove(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param() params: unknown, @Body() body: unknown): Promise<string> {
     const { id, name } = await this.authorise(request, params);
-    const { pkWhere } = validate(DeleteRowBody, body);
+    const { pkWhere } = validate(DeleteRowBody, exactBody(request, body));
     return json(reply, await this.inTable(id, name, (client, table) => oneRow(client, deleteRowSql(table, pkWhere))));
   }
 
@@ -98,6 +99,25 @@ export class RowsController {
       // 42883 here is an operator the column's type lacks (ordering json, …): the request's fault.
       throw toApiError(error, isDatabaseError(error) && error.code === '42883' ? 400 : undefined);
     }
+  }
+}
+
+/**
+ * The body with its numbers as written (exact-json.ts), read again from the
+ * text Fastify parsed (`rawBody`, main.ts): JSON.parse's numbers would change
+ * an int8 past 2^53 or a numeric's digits. That text already passed Fastify's
+ * parser, prototype-poisoning checks included.
+ */
+function exactBody(request: FastifyRequest, parsed: unknown): unknown {
+  const raw = (request as FastifyRequest & { rawBody?: Buffer }).rawBody;
+  // A form body has its raw text kept too: only JSON is read again.
+  if (raw === undefined || !/^application\/json\b/i.test(request.headers['content-type'] ?? '')) return parsed;
+  const text = raw.toString('utf8');
+  try {
+    return parseExactJson(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch {
+    // Text Fastify took that JSON.parse does not: what Fastify made of it stands.
+    return parsed;
   }
 }
 

@@ -1,0 +1,77 @@
+/**
+ * JSON bodies of the rows API with their numbers as written. JSON.parse makes
+ * 9007199254740993 into 9007199254740992 and 1.50 into 1.5, so a row sent with
+ * an int8 key past 2^53 (as the rows API's own answers write it) was stored
+ * under another key, and found no row to update or delete; PostgREST hands
+ * PostgreSQL the body's own text. Here a number whose JavaScript value does
+ * not print back as written becomes a {@link JsonNumber} holding its text,
+ * and {@link encodeValue} (rows-sql.ts) gives PostgreSQL that text where the
+ * column's type takes it. Pure, no recursion: a body as deep as JSON.parse
+ * takes is taken.
+ */
+import { randomUUID } from 'node:crypto';
+
+/** A JSON number literal that a JavaScript number would not keep exactly. */
+export class JsonNumber {
+  constructor(readonly text: string) {}
+}
+
+/** JSON's number grammar, from the index it is set to. */
+const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+/**
+ * Parses JSON text as JSON.parse does, except that a number whose value
+ * prints back otherwise (`9007199254740993`, `1.50`, `1E3`) is a JsonNumber.
+ * Invalid text throws JSON.parse's SyntaxError.
+ */
+export function parseExactJson(text: string): unknown {
+  // Each such number is swapped for a string no body can hold (a fresh UUID), which the reviver swaps back.
+  const marker = `bp-exact-number-${randomUUID()}-`;
+  const kept: string[] = [];
+  let swapped = '';
+  let copiedUpTo = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c /* \ */) i++;
+      continue;
+    }
+    if (c !== 0x2d /* - */ && (c < 0x30 || c > 0x39)) continue;
+    NUMBER.lastIndex = i;
+    const token = NUMBER.exec(text)?.[0];
+    // Not a number after all: JSON.parse refuses the text below.
+    if (token === undefined) continue;
+    if (String(Number(token)) !== token) {
+      swapped += `${text.slice(copiedUpTo, i)}"${marker}${kept.length}"`;
+      kept.push(token);
+      copiedUpTo = i + token.length;
+    }
+    i += token.length - 1;
+  }
+  if (kept.length === 0) return JSON.parse(text);
+  swapped += text.slice(copiedUpTo);
+  const restore = (value: unknown) =>
+    typeof value === 'string' && value.startsWith(marker) ? new JsonNumber(kept[Number(value.slice(marker.length))]!) : value;
+  // Swapped back by a walk of our own: JSON.parse's reviver recurses, and a deep body would overflow the stack.
+  const root = restore(JSON.parse(swapped));
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (typeof node !== 'object' || node === null || node instanceof JsonNumber) continue;
+    const record = node as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      record[key] = restore(record[key]);
+      pending.push(record[key]);
+    }
+  }
+  return root;
+}
+
+/** JSON.stringify, writing each JsonNumber as its own text. */
+export function stringifyExactJson(value: unknown): string {
+  const marker = `bp-exact-number-${randomUUID()}-`;
+  const texts: string[] = [];
+  const json = JSON.stringify(value, (_key, item: unknown) => (item instanceof JsonNumber ? `${marker}${texts.push(item.text) - 1}` : item));
+  if (texts.length === 0) return json;
+  return json.replace(new RegExp(`"${marker}(\\d+)"`, 'g'), (_whole, index: string) => texts[Number(index)]!);
+}
