@@ -96,6 +96,7 @@ describe('platform accounts', () => {
       { name: 'bad email is 400', method: 'POST', url: '/api/auth/signup', body: { email: 'not-an-email', password: 'long enough password' }, expectedStatus: 400, expectedContent: ['/email'] },
       { name: 'unknown field is 400', method: 'POST', url: '/api/auth/signup', body: { email: 'y@example.com', password: 'long enough password', admin: true }, expectedStatus: 400 },
       { name: 'malformed JSON is 400 invalid_json', method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, raw: '{"email": ', expectedStatus: 400, expectedContent: ['invalid_json'] },
+      { name: 'an empty body with a JSON content type is 400 invalid_json, as on the data plane', method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, raw: '', expectedStatus: 400, expectedContent: ['invalid_json', 'request body is not valid JSON'] },
       { name: 'wrong password is 400 invalid_credentials', method: 'POST', url: '/api/auth/login', body: { get email() { return operator.email; }, password: 'wrong password!' }, expectedStatus: 400, expectedContent: ['invalid_credentials'] },
       { name: 'unknown email answers exactly like a wrong password', method: 'POST', url: '/api/auth/login', body: { email: 'nobody@example.com', password: 'wrong password!' }, expectedStatus: 400, expectedContent: ['invalid_credentials', 'invalid email or password'] },
       { name: 'me without a token is 401', method: 'GET', url: '/api/auth/me', expectedStatus: 401 },

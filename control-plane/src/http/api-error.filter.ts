@@ -24,8 +24,8 @@ export function toErrorResponse(error: unknown, log: Logger): { status: number; 
   if (error instanceof ApiError) return { status: error.status, body: error.toBody() };
   if (error instanceof HttpException) {
     const status = error.getStatus();
-    // Nest wraps Fastify's body-parser failure in a 400 of its own.
-    if (status === 400 && /JSON/.test(error.message)) {
+    // Nest wraps Fastify's body-parser failure in a 400 of its own (an empty body's message says 'application/json').
+    if (status === 400 && /json/i.test(error.message)) {
       return { status, body: { code: 'invalid_json', message: 'request body is not valid JSON', details: null, hint: null } };
     }
     const message = status === 404 ? 'no such route' : error.message;
