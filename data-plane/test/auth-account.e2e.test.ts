@@ -141,7 +141,7 @@ describe('reauthentication', () => {
       const ask = (newEmail: string) => call('POST', '/rest/v1/auth/change-email', { headers: withToken(user.accessToken), body: { newEmail } });
       const refused = await ask(thief);
       expect(refused.status).toBe(403);
-      expect(refused.body).toMatchObject({ code: 'reauthentication_required', hint: expect.stringContaining('/auth/reauth') });
+      expect(refused.body).toMatchObject({ code: 'reauthentication_required', hint: expect.stringContaining('POST /rest/v1/auth/reauth, then /rest/v1/auth/reauth/verify') });
       expect(await inbox(operator.token, thief)).toHaveLength(0);
       // Nor does the token learn which addresses have an account.
       expect((await ask(taken.email)).body.code).toBe('reauthentication_required');

@@ -69,6 +69,9 @@ describe('require email verification', () => {
     const refused = await signIn(email);
     expect(refused.status).toBe(403);
     expect(refused.body.code).toBe('email_not_verified');
+    // Paths the base URL serves; a user who signed up before verification was required got no code, and may ask for one.
+    expect(refused.body.hint).toContain('POST /rest/v1/auth/verify-email');
+    expect(refused.body.hint).toContain('POST /rest/v1/auth/resend');
     const refresh = await call('POST', '/rest/v1/auth/refresh', { headers: anon(), body: { refreshToken: session.refreshToken } });
     expect(refresh.status).toBe(403);
     expect(refresh.body.code).toBe('email_not_verified');

@@ -28,7 +28,7 @@ export function bindAccountRoutes(app: FastifyInstance, deps: AuthDependencies):
 const noUser = () => new ApiError(401, 'invalid_token', 'the user of this token no longer exists');
 const sessionEnded = () => new ApiError(401, 'invalid_token', 'the session of this token has ended');
 const reauthRequired = (change: string) =>
-  new ApiError(403, 'reauthentication_required', `${change} needs a recent reauthentication`, null, 'POST /auth/reauth, then /auth/reauth/verify with the emailed code');
+  new ApiError(403, 'reauthentication_required', `${change} needs a recent reauthentication`, null, 'POST /rest/v1/auth/reauth, then /rest/v1/auth/reauth/verify with the emailed code');
 
 async function updateMe(deps: AuthDependencies, request: FastifyRequest) {
   const { project, claims } = await authenticate(deps, request);

@@ -61,7 +61,7 @@ export function normalEmail(email: string): string {
   return emailKey(email);
 }
 
-const notVerified = () => new ApiError(403, 'email_not_verified', 'confirm your email address first', null, 'enter the code sent at sign-up through POST /auth/verify-email');
+const notVerified = () => new ApiError(403, 'email_not_verified', 'confirm your email address first', null, 'enter the emailed code through POST /rest/v1/auth/verify-email; POST /rest/v1/auth/resend sends another');
 
 async function signup(deps: AuthDependencies, request: FastifyRequest): Promise<EndUserSession> {
   const { project, kind } = resolveProject(deps.directory, request);
