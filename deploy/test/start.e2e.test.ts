@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -188,6 +188,41 @@ describe('npm start', () => {
     expect(run.output()).toContain('SIGTERM received; stopping Baseplane');
     expect(run.output()).toContain('Baseplane stopped.');
     expect(run.output()).not.toMatch(/terminating connection due to administrator command|idle (platform |tenant admin )?connection failed/);
+  });
+
+  it('refuses a second start on the DATA_DIR of a running stack in one line, and leaves that stack running', { timeout: 240_000 }, async () => {
+    const port = await findFreePort();
+    const first = runStart({ PORT: String(port), DATA_DIR: dataDir });
+    runs.push(first);
+    await waitUntilUp(first);
+    // Another terminal, another port, the same data: its processes are not leftovers to stop.
+    const second = runStart({ PORT: String(await findFreePort()), DATA_DIR: dataDir });
+    runs.push(second);
+    await expect.poll(() => second.child.exitCode, { timeout: 90_000, interval: 250 }).toBe(1);
+    const lines = (await second.exited).stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/DATA_DIR .* is in use by the stack of pid \d+/);
+    expect(second.output()).not.toMatch(/left over|\[postgres\]/);
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await stopWithCtrlC(first)).toBe(0);
+    expect(processesMentioning(dataDir)).toEqual([]);
+  });
+
+  it('takes over the DATA_DIR of a stack whose supervisor was killed outright, stopping what it left', { timeout: 240_000 }, async () => {
+    const first = runStart({ PORT: String(await findFreePort()), DATA_DIR: dataDir });
+    runs.push(first);
+    await waitUntilUp(first);
+    // The stack's claim on its data names the supervisor.
+    const supervisor = Number((await readFile(path.join(dataDir, 'stack.pid'), 'utf8')).split(' ')[0]);
+    process.kill(supervisor, 'SIGKILL');
+    await first.exited;
+    const second = runStart({ PORT: String(await findFreePort()), DATA_DIR: dataDir });
+    runs.push(second);
+    await waitUntilUp(second);
+    expect(second.output()).toContain('left over from an earlier run on this data');
+    expect(await stopWithCtrlC(second)).toBe(0);
+    expect(processesMentioning(dataDir)).toEqual([]);
   });
 
   it('refuses a bad PORT with exit 1 and one line naming PORT', async () => {

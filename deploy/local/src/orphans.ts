@@ -5,6 +5,7 @@
  * them; an S3 server on the same buckets would be left running for good.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { s3BucketsDir } from './s3-server';
 import type { StackLog } from './stack-log';
@@ -77,4 +78,55 @@ export async function stopLeftovers(dataDir: string, log: StackLog): Promise<voi
   for (const { pid } of leftovers) {
     if (isAlive(pid)) process.kill(pid, 'SIGKILL');
   }
+}
+
+/** The file naming the process that runs the stack on a data directory. */
+export const STACK_PID_FILE = 'stack.pid';
+
+/** When `pid` started (/proc's starttime, in clock ticks since boot), so that a pid used again is not taken for it; '' where unknown. */
+function startTimeOf(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces and parentheses): state is the 3rd, starttime the 22nd.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
+  } catch {
+    return '';
+  }
+}
+
+/** The stack's process named in `file` when it still runs; undefined for none, or a stale file. */
+async function liveOwner(file: string): Promise<number | undefined> {
+  const text = await fs.readFile(file, 'utf8').catch(() => '');
+  const [pidText, startTime = ''] = text.trim().split(' ');
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || !isAlive(pid)) return undefined;
+  return startTime === startTimeOf(pid) ? pid : undefined;
+}
+
+/**
+ * Claims `dataDir` for this process's stack, before {@link stopLeftovers}: a
+ * stack already running there (another terminal's `npm start`) owns its
+ * processes, which are not leftovers to stop, so the start is refused
+ * instead. A claim whose process is gone (killed outright) is stale and
+ * taken over. Answers the release, which removes the claim if it is still ours.
+ */
+export async function claimDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const file = path.join(dataDir, STACK_PID_FILE);
+  const claim = `${process.pid} ${startTimeOf(process.pid)}\n`;
+  for (;;) {
+    try {
+      await fs.writeFile(file, claim, { flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const owner = await liveOwner(file);
+    if (owner !== undefined) {
+      throw new Error(`DATA_DIR ${dataDir} is in use by the stack of pid ${owner}: stop that one first (Ctrl-C in its terminal), or start with another DATA_DIR and PORT`);
+    }
+    await fs.rm(file, { force: true });
+  }
+  return async () => {
+    if ((await fs.readFile(file, 'utf8').catch(() => '')) === claim) await fs.rm(file, { force: true });
+  };
 }

@@ -11,7 +11,7 @@ import { startDevInbox, type DevInbox } from './dev-inbox';
 import { startGateway, type Gateway } from './gateway';
 import { createHealthCheck, nothingReady, type HealthCheck } from './health';
 import { reservePort, waitUntil, answers200, type PortReservation } from './net';
-import { stopLeftovers } from './orphans';
+import { claimDataDir, stopLeftovers } from './orphans';
 import { PLATFORM_DATABASE, startEmbeddedPostgres, type EmbeddedCluster } from './postgres';
 import { resolveS3ServerBin, startS3Server, type S3Coordinates, type S3Server } from './s3-server';
 import { readOrCreateSecretFile } from './secrets';
@@ -102,13 +102,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   await fs.mkdir(dataDir, { recursive: true });
   const log = createStackLog(options);
   const started: Started = { services: [] };
+  // One stack per data directory: a running one's processes are not leftovers to stop.
+  const releaseDataDir = await claimDataDir(dataDir);
   // Last resort when this process exits without stop() (an uncaught error,
   // process.exit elsewhere): signal the children so none outlives us.
   const stopNowOnExit = () => stopNow(started);
   process.once('exit', stopNowOnExit);
-  const stopStarted = () => {
+  const stopStarted = async () => {
     process.off('exit', stopNowOnExit);
-    return stopAll(started, log);
+    await stopAll(started, log);
+    await releaseDataDir();
   };
   const checkCancelled = () => options.signal?.throwIfAborted();
 
