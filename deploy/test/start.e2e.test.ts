@@ -149,23 +149,28 @@ describe('npm start', () => {
     expect(run.output()).toContain('Baseplane stopped.');
   });
 
-  it('stops in order when the launcher dies without passing a signal on (SIGKILL)', { timeout: 180_000 }, async () => {
-    const port = await findFreePort();
-    const run = runStart({ PORT: String(port), DATA_DIR: dataDir });
-    runs.push(run);
-    await waitUntilUp(run);
-    // baseplane.mjs alone: the stack's supervisor, in a process group of its own, is not signalled.
+  /** SIGKILLs the run's own process and expects what it started to stop as on a signal, leaving nothing running. */
+  async function killOutrightAndExpectOrderlyStop(run: StartRun): Promise<void> {
     run.child.kill('SIGKILL');
     try {
       await expect.poll(() => processesMentioning(dataDir), { timeout: 60_000, interval: 250 }).toEqual([]);
     } finally {
-      // Left running (the failure this test is for): not past this test.
+      // Left running (the failure these tests are for): not past the test.
       for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
     }
     // The supervisor still writes to the pipes it inherited: it stopped as it does on a signal.
     expect(run.output()).toContain('SIGTERM received; stopping Baseplane');
     expect(run.output()).toContain('Baseplane stopped.');
     expect(run.output()).not.toMatch(/terminating connection due to administrator command|idle (platform |tenant admin )?connection failed/);
+  }
+
+  it('stops in order when the launcher dies without passing a signal on (SIGKILL)', { timeout: 180_000 }, async () => {
+    const port = await findFreePort();
+    const run = runStart({ PORT: String(port), DATA_DIR: dataDir });
+    runs.push(run);
+    await waitUntilUp(run);
+    // baseplane.mjs alone: the stack's supervisor, in a process group of its own, is not signalled.
+    await killOutrightAndExpectOrderlyStop(run);
     // Its port is free again for the next start.
     const server = net.createServer();
     await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
@@ -179,15 +184,7 @@ describe('npm start', () => {
     runs.push(run);
     await waitUntilUp(run);
     // npm alone: nothing passes a signal on, and what npm started must notice it is gone.
-    run.child.kill('SIGKILL');
-    try {
-      await expect.poll(() => processesMentioning(dataDir), { timeout: 60_000, interval: 250 }).toEqual([]);
-    } finally {
-      for (const pid of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
-    }
-    expect(run.output()).toContain('SIGTERM received; stopping Baseplane');
-    expect(run.output()).toContain('Baseplane stopped.');
-    expect(run.output()).not.toMatch(/terminating connection due to administrator command|idle (platform |tenant admin )?connection failed/);
+    await killOutrightAndExpectOrderlyStop(run);
   });
 
   it('refuses a second start on the DATA_DIR of a running stack in one line, and leaves that stack running', { timeout: 240_000 }, async () => {
