@@ -246,6 +246,7 @@ describe('rpc', () => {
       end $$;
       create function bad_raise(part text) returns int language plpgsql as $$ begin
         if part = 'message' then raise sqlstate 'PGRST' using message = 'not json', detail = '{"status":402,"headers":{}}'; end if;
+        if part = 'header' then raise sqlstate 'PGRST' using message = '{"code":"x","message":"y"}', detail = '{"status":402,"headers":{"X-Price":"5 €"}}'; end if;
         raise sqlstate 'PGRST' using message = '{"code":"x","message":"y"}', detail = '{"status":402}';
       end $$;
     `);
@@ -254,7 +255,8 @@ describe('rpc', () => {
     expect(answer.body).toEqual({ code: 'quota', message: 'Payment Required', details: 'the quota is spent', hint: 'upgrade your plan' });
     expect(answer.headers.get('x-powered-by')).toBe('Nerd Rage');
     expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
-    for (const [part, named] of [['message', 'MESSAGE'], ['detail', 'DETAIL']] as const) {
+    // A header value HTTP cannot carry (past Latin-1) is a DETAIL of the wrong shape too.
+    for (const [part, named] of [['message', 'MESSAGE'], ['detail', 'DETAIL'], ['header', 'DETAIL']] as const) {
       const bad = await rest('POST', 'rpc/bad_raise', { body: { part } });
       expect([bad.status, bad.body.code], bad.text).toEqual([500, 'invalid_raise']);
       expect(bad.body.details).toContain(named);

@@ -60,7 +60,7 @@ export class RaisedAnswer extends ApiError {
 
 const FRAMING = new Set(['content-type', 'content-length', 'transfer-encoding', 'connection']);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\uffff]*$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/; // what node lets a header value hold
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const textOrNull = (value: unknown) => value === undefined || value === null || typeof value === 'string';
