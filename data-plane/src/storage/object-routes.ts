@@ -77,14 +77,9 @@ export function routeParams(request: FastifyRequest): { projectId: string; bucke
   return { projectId: params.projectId, bucket: name };
 }
 
-/**
- * The store key of an object's bytes, as stored in `version` (none for an
- * object stored before versions), its path checked to be one every backend
- * can hold.
- */
-export function keyOf(projectId: string, bucket: string, path: string, version: string | null = null): string {
+/** Throws ApiError 400 unless `path` is one an object of the bucket may have, which every backend can hold (its keys: `objectKey`). */
+export function checkObjectPath(projectId: string, bucket: string, path: string): void {
   assertObjectPath(bucketPrefix(projectId, bucket), path);
-  return objectKey(projectId, bucket, path, version);
 }
 
 export function bindObjectRoutes(app: FastifyInstance, storage: Storage, afterAnswer: AfterAnswer): void {
@@ -201,16 +196,16 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage, afterAn
       scope.route({ method: ['GET', 'HEAD'], url: '/download', handler: async (request, reply) => {
         const { project, caller, bucket } = await access(request);
         const { path } = validate(ObjectPathQuery, request.query, 'query');
-        keyOf(project.projectId, bucket, path);
+        checkObjectPath(project.projectId, bucket, path);
         // The bytes of the version the row names; read again should they be gone, replaced since the row was read.
-        const stored = async () => keyOf(project.projectId, bucket, path, (await findVisible(storage, project.projectId, caller, bucket, path)).version);
+        const stored = async () => objectKey(project.projectId, bucket, path, (await findVisible(storage, project.projectId, caller, bucket, path)).version);
         return sendObject(storage.store, await stored(), request, reply, 'private, no-cache', stored);
       } });
 
       scope.get('/url', async (request) => {
         const { project, caller, bucket } = await access(request);
         const query = validate(SignedUrlQuery, request.query, 'query');
-        keyOf(project.projectId, bucket, query.path);
+        checkObjectPath(project.projectId, bucket, query.path);
         const expiresIn = queryInteger(query.expiresIn, 'expiresIn', DEFAULT_SIGNED_URL_SECONDS, 1, MAX_SIGNED_URL_SECONDS);
         await findVisible(storage, project.projectId, caller, bucket, query.path);
         return storage.urls.sign({ projectId: project.projectId, bucket, path: query.path }, expiresIn);
@@ -222,7 +217,7 @@ export function bindObjectRoutes(app: FastifyInstance, storage: Storage, afterAn
       scope.delete('/', async (request) => {
         const { project, caller, bucket } = await access(request);
         const { paths } = validate(DeleteObjectsBody, request.body, 'body');
-        for (const path of paths) keyOf(project.projectId, bucket, path);
+        for (const path of paths) checkObjectPath(project.projectId, bucket, path);
         const [rows] = await storage.db.run(project.projectId, caller, [{
           name: 'bp_storage_delete',
           text: 'delete from storage.objects where bucket = $1 and path = any($2::text[]) returning path, version',

@@ -9,10 +9,10 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, IdParam, validate } from '@baseplane/contracts';
-import { objectNotFound } from '@baseplane/contracts/object-store';
+import { objectKey, objectNotFound } from '@baseplane/contracts/object-store';
 import type { ProjectDirectory } from '../directory/project-directory';
 import { bindCors } from '../http/cors';
-import { keyOf, routeParams } from './object-routes';
+import { checkObjectPath, routeParams } from './object-routes';
 import type { ObjectAddress } from './object-urls';
 import type { Storage } from './storage';
 import { sendObject } from './send-object';
@@ -26,7 +26,7 @@ function addressOf(directory: ProjectDirectory, request: FastifyRequest): Object
   if (project.status !== 'active') throw new ApiError(503, 'project_unavailable', `project is ${project.status}`);
   const { bucket } = routeParams(request);
   const path = params['*'];
-  keyOf(projectId, bucket, path);
+  checkObjectPath(projectId, bucket, path);
   return { projectId, bucket, path };
 }
 
@@ -46,7 +46,7 @@ export function bindPublicObjectRoutes(app: FastifyInstance, directory: ProjectD
           });
           if (!found?.rules.public) throw new ApiError(404, 'not_found', `no public bucket named "${address.bucket}"`, null, 'objects of private buckets are read through signed URLs');
           if (!found.object) throw objectNotFound();
-          return keyOf(address.projectId, address.bucket, address.path, found.object.version);
+          return objectKey(address.projectId, address.bucket, address.path, found.object.version);
         };
         return sendObject(storage.store, await stored(), request, reply, 'public, max-age=60', stored);
       } });
@@ -60,7 +60,7 @@ export function bindPublicObjectRoutes(app: FastifyInstance, directory: ProjectD
         const stored = async () => {
           const found = await storage.db.objectAsService(address.projectId, address.bucket, address.path);
           if (!found.object) throw objectNotFound();
-          return keyOf(address.projectId, address.bucket, address.path, found.object.version);
+          return objectKey(address.projectId, address.bucket, address.path, found.object.version);
         };
         return sendObject(storage.store, await stored(), request, reply, 'private, max-age=60', stored);
       } });
