@@ -47,6 +47,28 @@ export function normalizeType(input: string): string {
   return array ? `${type}[]` : type;
 }
 
+/** PostgreSQL's names (`format_type`) of the types API.md accepts, by API.md's name for them. */
+const CATALOG_NAMES: Record<string, string> = {
+  'character varying': 'varchar', smallint: 'int2', integer: 'int4', bigint: 'int8', real: 'float4', 'double precision': 'float8',
+  boolean: 'bool', 'time without time zone': 'time', 'timestamp without time zone': 'timestamp', 'timestamp with time zone': 'timestamptz',
+};
+
+/**
+ * A column's type as a column record answers it: PostgreSQL's name
+ * (`format_type`) spelt as API.md spells the types it accepts (`bigint` ⇒
+ * `int8`, `character varying(20)` ⇒ `varchar(20)`, `timestamp with time
+ * zone[]` ⇒ `timestamptz[]`), so what a command sent comes back as sent.
+ * A type outside API.md's list (an enum, `char(1)`, `timestamp(3)`) keeps
+ * PostgreSQL's name.
+ */
+export function apiTypeName(catalogName: string): string {
+  const match = /^(.*?)(\(\d+(?:,\d+)?\))?((?:\[\])*)$/.exec(catalogName)!;
+  const [, base, size = '', array] = match;
+  const named = CATALOG_NAMES[base!] ?? base!;
+  if (size !== '' && named !== 'varchar' && named !== 'numeric') return catalogName;
+  return named + size + array;
+}
+
 /** PostgreSQL's limits on type modifiers (varchar's length, numeric's precision), refused here rather than when applied. */
 const VARCHAR_MAX_LENGTH = 10485760;
 const NUMERIC_MAX_PRECISION = 1000;

@@ -53,16 +53,16 @@ describe('stringifyExactJson', () => {
 describe('encodeValue with numbers as written', () => {
   const big = new JsonNumber('9007199254740993');
   it('gives integer and numeric columns the text, other columns the JavaScript number', () => {
-    expect(encodeValue({ name: 'id', type: 'bigint' }, big)).toBe('9007199254740993');
+    expect(encodeValue({ name: 'id', type: 'int8' }, big)).toBe('9007199254740993');
     expect(encodeValue({ name: 'amount', type: 'numeric(12,2)' }, new JsonNumber('1.50'))).toBe('1.50');
     expect(encodeValue({ name: 'amount', type: 'numeric' }, new JsonNumber('1E3'))).toBe('1E3');
     // int4 does not read '1.0' or '1E3': as before, the number.
-    expect(encodeValue({ name: 'qty', type: 'integer' }, new JsonNumber('1.0'))).toBe(1);
+    expect(encodeValue({ name: 'qty', type: 'int4' }, new JsonNumber('1.0'))).toBe(1);
     expect(encodeValue({ name: 'ratio', type: 'double precision' }, new JsonNumber('1E-3'))).toBe(0.001);
   });
 
   it('writes JSON columns and arrays with the text too', () => {
     expect(encodeValue({ name: 'doc', type: 'jsonb' }, { n: big })).toBe('{"n":9007199254740993}');
-    expect(encodeValue({ name: 'ids', type: 'bigint[]' }, [[big], [1]])).toEqual([['9007199254740993'], [1]]);
+    expect(encodeValue({ name: 'ids', type: 'int8[]' }, [[big], [1]])).toEqual([['9007199254740993'], [1]]);
   });
 });

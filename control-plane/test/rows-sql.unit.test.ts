@@ -11,19 +11,19 @@ const todos: TableShape = {
   name: 'todos',
   primaryKey: ['id'],
   columns: [
-    { name: 'id', type: 'bigint' },
+    { name: 'id', type: 'int8' },
     { name: 'title', type: 'text' },
     { name: 'meta', type: 'jsonb' },
     { name: 'tags', type: 'text[]' },
-    { name: 'due', type: 'timestamp with time zone' },
+    { name: 'due', type: 'timestamptz' },
   ],
 };
-const pairs: TableShape = { name: 'pairs', primaryKey: ['a', 'b'], columns: [{ name: 'a', type: 'integer' }, { name: 'b', type: 'text' }, { name: 'note', type: 'text' }] };
+const pairs: TableShape = { name: 'pairs', primaryKey: ['a', 'b'], columns: [{ name: 'a', type: 'int4' }, { name: 'b', type: 'text' }, { name: 'note', type: 'text' }] };
 /** Names a user may really have created with SQL: they must come out quoted, never spliced. */
 const odd: TableShape = {
   name: 'we"ird; drop table x;--',
   primaryKey: ['k"ey'],
-  columns: [{ name: 'k"ey', type: 'text' }, { name: 'select', type: 'text' }, { name: 'Mixed Case', type: 'integer' }],
+  columns: [{ name: 'k"ey', type: 'text' }, { name: 'select', type: 'text' }, { name: 'Mixed Case', type: 'int4' }],
 };
 const keyless: TableShape = { name: 'log', primaryKey: [], columns: [{ name: 'line', type: 'text' }] };
 
@@ -67,7 +67,7 @@ describe('reading rows', () => {
       tags: 'eq.{a,b}',
       a: 'in.(1,2)',
     };
-    const statement = selectRowsSql({ ...todos, columns: [...todos.columns, { name: 'a', type: 'integer' }] }, parseRowsQuery({ ...query, order: 'due.desc.nullslast,title' }));
+    const statement = selectRowsSql({ ...todos, columns: [...todos.columns, { name: 'a', type: 'int4' }] }, parseRowsQuery({ ...query, order: 'due.desc.nullslast,title' }));
     expect(statement.text).toBe(
       'select to_json(t.*) as row from "public"."todos" as t where "id" > $1 and "id" <= $2 and "title" <> $3 and "title"::text like $4 and not ("title"::text ilike $5)' +
         ' and "due" is null and not ("meta" is null) and "tags" = $6 and "a" = any($7) order by "due" desc nulls last, "title" asc limit $8 offset $9',
@@ -128,7 +128,7 @@ describe('encoding values', () => {
     expect(encodeValue({ name: 'm', type: 'jsonb' }, null)).toBeNull();
     expect(encodeValue({ name: 't', type: 'integer[]' }, [1, 2])).toEqual([1, 2]);
     expect(encodeValue({ name: 't', type: 'text' }, { a: 1 })).toBe('{"a":1}');
-    expect(encodeValue({ name: 't', type: 'boolean' }, true)).toBe(true);
+    expect(encodeValue({ name: 't', type: 'bool' }, true)).toBe(true);
     expect(encodeValue({ name: 't', type: 'numeric(10,2)' }, 1.5)).toBe(1.5);
   });
 });

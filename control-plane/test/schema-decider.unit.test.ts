@@ -149,7 +149,7 @@ describe('checks that would otherwise fail only when applied', () => {
   });
 
   it('refuses a date or time default that PostgreSQL would fix at the apply (now, today, tomorrow, yesterday), and takes it for other types', () => {
-    const withDue = catalog([{ ...todos, columns: [...todos.columns, column('due', { type: 'timestamp with time zone' })] }]);
+    const withDue = catalog([{ ...todos, columns: [...todos.columns, column('due', { type: 'timestamptz' })] }]);
     const refused: SchemaCommand[] = [
       { type: 'CreateTable', data: { projectId, name: 'events', columns: [{ name: 'at', type: 'timestamptz', default: 'now' }], access: 'private' } },
       { type: 'AddColumn', data: { projectId, table: 'todos', column: { name: 'on', type: 'date', default: ' Tomorrow ' } } },

@@ -4,7 +4,7 @@
  * database (apply failures change nothing and answer 422), read from the catalog.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tenantOwnerRole } from '@baseplane/contracts';
+import { normalizeType, tenantOwnerRole } from '@baseplane/contracts';
 import { apikey, bearer, call, createProject, projectEventTypes, scenarios, signUpOperator, streamVersion, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { connectTenant, whileAppliesWait, type TenantDatabase } from '../../deploy/test/tenant';
 import type { PoolClient } from 'pg';
@@ -36,9 +36,9 @@ describe('creating tables', () => {
   it('adds the identity primary key, enables RLS with the public-read preset and records two events', async () => {
     const table = await call('GET', `${base()}/todos/columns`, { headers: auth() });
     expect(table.body.map((c: { name: string }) => c.name)).toEqual(['id', 'title', 'done']);
-    expect(table.body[0]).toMatchObject({ name: 'id', type: 'bigint', isPrimaryKey: true, isIdentity: true, nullable: false });
+    expect(table.body[0]).toMatchObject({ name: 'id', type: 'int8', isPrimaryKey: true, isIdentity: true, nullable: false });
     expect(table.body[1]).toMatchObject({ name: 'title', type: 'text', nullable: false });
-    expect(table.body[2]).toMatchObject({ name: 'done', type: 'boolean', default: 'false' });
+    expect(table.body[2]).toMatchObject({ name: 'done', type: 'bool', default: 'false' });
     const list = await call('GET', base(), { headers: auth() });
     const todos = list.body.find((t: { name: string }) => t.name === 'todos');
     expect(todos).toMatchObject({ schema: 'public', primaryKey: ['id'], rlsEnabled: true, access: 'public-read' });
@@ -60,7 +60,23 @@ describe('creating tables', () => {
     });
     expect(pairs.status, pairs.text).toBe(201);
     expect(pairs.body).toMatchObject({ primaryKey: ['a', 'b'], policies: [], access: 'private', rlsEnabled: true });
-    expect(pairs.body.columns.map((c: { type: string }) => c.type)).toEqual(['integer', 'character varying(20)', 'text[]', 'numeric(10,2)']);
+    expect(pairs.body.columns.map((c: { type: string }) => c.type)).toEqual(['int4', 'varchar(20)', 'text[]', 'numeric(10,2)']);
+  });
+
+  it("answers each column's type as API.md spells it, whatever alias made it, and a type outside its list as PostgreSQL names it", async () => {
+    const inputs = ['text', 'character varying(12)', 'varchar', 'smallint', 'integer', 'bigint', 'numeric(8,3)', 'numeric', 'real', 'double precision', 'boolean', 'uuid', 'date', 'time',
+      'timestamp', 'timestamp with time zone', 'json', 'jsonb', 'bytea', 'bigint[]', 'varchar(5)[]', 'timestamptz[]', 'numeric(4,1)[]'];
+    const columns = inputs.map((type, i) => ({ name: `c${i}`, type }));
+    const made = await call('POST', base(), { headers: auth(), body: { name: 'every_type', access: 'private', columns } });
+    expect(made.status, made.text).toBe(201);
+    const types = new Map(made.body.columns.map((c: { name: string; type: string }) => [c.name, c.type]));
+    for (const [i, type] of inputs.entries()) expect(types.get(`c${i}`), type).toBe(normalizeType(type));
+    // The record of a column made in SQL with a type API.md does not list keeps PostgreSQL's name for it.
+    await asOwner(`create type feeling as enum ('ok', 'meh');
+      create table other_types (id int8 primary key, letter char(1), at timestamp(3) with time zone, clock time with time zone, feeling feeling, feelings feeling[])`);
+    const other = await call('GET', `${base()}/other_types/columns`, { headers: auth() });
+    expect(other.status, other.text).toBe(200);
+    expect(other.body.map((c: { type: string }) => c.type)).toEqual(['int8', 'character(1)', 'timestamp(3) with time zone', 'time with time zone', 'feeling', 'feeling[]']);
   });
 });
 
@@ -131,7 +147,7 @@ describe('names and expressions refused before anything is recorded', () => {
     expect(retyped.body.details.code).toBe('22P02');
     const cast = await call('PUT', `${base()}/guarded/columns/n`, { headers: auth(), body: { type: 'int4', using: "coalesce(nullif(n, ''), '0')::int4" } });
     expect(cast.status, cast.text).toBe(200);
-    expect(cast.body).toMatchObject({ name: 'n', type: 'integer' });
+    expect(cast.body).toMatchObject({ name: 'n', type: 'int4' });
   });
 });
 
@@ -141,7 +157,7 @@ describe('columns on a table with data', () => {
     await asOwner(`insert into items (qty, note) values ('1', 'a'), ('22', null)`);
     const retyped = await call('PUT', `${base()}/items/columns/qty`, { headers: auth(), body: { type: 'int4', using: 'qty::integer', name: 'quantity', nullable: false, default: 0 } });
     expect(retyped.status, retyped.text).toBe(200);
-    expect(retyped.body).toMatchObject({ name: 'quantity', type: 'integer', nullable: false, default: '0' });
+    expect(retyped.body).toMatchObject({ name: 'quantity', type: 'int4', nullable: false, default: '0' });
     expect((await asOwner('select quantity from items order by id')).rows).toEqual([{ quantity: 1 }, { quantity: 22 }]);
     const dropped = await call('PUT', `${base()}/items/columns/quantity`, { headers: auth(), body: { default: null } });
     expect(dropped.body.default).toBeNull();

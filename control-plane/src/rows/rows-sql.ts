@@ -46,7 +46,7 @@ export function encodeValue(column: Column, value: unknown): unknown {
 /** The text PostgreSQL reads the number from, where `type` takes it as written; else the JavaScript number. */
 function exactNumber(type: string, value: JsonNumber): string | number {
   if (/^numeric(\(|$)/.test(type)) return value.text;
-  if (/^(bigint|integer|smallint)$/.test(type) && /^-?\d+$/.test(value.text)) return value.text;
+  if (/^int[248]$/.test(type) && /^-?\d+$/.test(value.text)) return value.text;
   return Number(value.text);
 }
 

@@ -5,9 +5,11 @@
  * changed shows as well as what commands changed.
  */
 import type { PoolClient } from 'pg';
+import { apiTypeName } from '@baseplane/contracts';
 
 export interface ColumnInfo {
   name: string;
+  /** As API.md spells it (`int8`, `varchar(20)`); a type outside its list as PostgreSQL names it. */
   type: string;
   nullable: boolean;
   default: string | null;
@@ -98,7 +100,7 @@ export async function readCatalog(client: PoolClient, only?: string): Promise<Ta
         .filter((c) => c.table_oid === table.oid)
         .map((c) => ({
           name: c.name,
-          type: c.type,
+          type: apiTypeName(c.type),
           nullable: c.nullable,
           default: c.default,
           unique: uniqueSingles.has(c.name) || (primaryKey.length === 1 && primaryKey[0] === c.name),
