@@ -1,10 +1,11 @@
 /**
  * `GET /api/dev/inbox`: what the stack's built-in SMTP server received, for
- * any operator, newest first, filtered by recipient in any case; 404 where the
- * stack runs no dev inbox.
+ * the team of the project each message was sent for, newest first, filtered
+ * by recipient in any case; 404 where the stack runs no dev inbox.
  */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import nodemailer from 'nodemailer';
 import { createMailer } from '../../data-plane/src/mail/mailer';
 import { apikey, bearer, call, createProject, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { DevInboxController } from '../src/dev-inbox/dev-inbox.controller';
@@ -12,14 +13,15 @@ import { DevInboxController } from '../src/dev-inbox/dev-inbox.controller';
 const ada = `Ada-${randomUUID()}@Example.com`;
 const bob = `bob-${randomUUID()}@example.com`;
 let operator: Operator;
+let outsider: Operator;
 let project: ProjectAnswer;
 
-async function mail(to: string, subject: string): Promise<void> {
-  await createMailer(inject('smtpUrl'), 'Baseplane <no-reply@baseplane.local>').send({ to, subject, text: `${subject} text`, html: `<p>${subject}</p>` });
+async function mail(to: string, subject: string, projectId = project.id): Promise<void> {
+  await createMailer(inject('smtpUrl'), 'Baseplane <no-reply@baseplane.local>').send({ to, projectId, subject, text: `${subject} text`, html: `<p>${subject}</p>` });
 }
 
 beforeAll(async () => {
-  operator = await signUpOperator('Inbox');
+  [operator, outsider] = await Promise.all([signUpOperator('Inbox'), signUpOperator('Outsider')]);
   project = await createProject(operator, 'inbox app');
   await mail(ada, 'first for ada');
   await mail(bob, 'for bob');
@@ -51,7 +53,7 @@ describe('GET /api/dev/inbox', () => {
     expect(Date.parse(answer.body[0].at)).toBeGreaterThanOrEqual(Date.parse(answer.body[1].at));
   });
 
-  it('lists every recipient’s messages without a filter, newest first', async () => {
+  it('lists every recipient’s messages of the team’s projects without a filter, newest first', async () => {
     const answer = await call('GET', '/api/dev/inbox', { headers: bearer(operator.token) });
     expect(answer.status, answer.text).toBe(200);
     const subjects = answer.body.map((m: { subject: string }) => m.subject);
@@ -59,6 +61,28 @@ describe('GET /api/dev/inbox', () => {
     expect(subjects.indexOf('for bob')).toBeLessThan(subjects.indexOf('first for ada'));
     const times = answer.body.map((m: { at: string }) => Date.parse(m.at));
     expect(times).toEqual([...times].sort((a, b) => b - a));
+  });
+
+  it("shows a team's messages to that team only: another operator sees none of them, with or without a recipient", async () => {
+    const theirs = await createProject(outsider, 'outsider app');
+    await mail(ada, 'for ada from the outsider', theirs.id);
+    for (const url of [`/api/dev/inbox?to=${encodeURIComponent(ada)}`, '/api/dev/inbox']) {
+      const seen = await call('GET', url, { headers: bearer(outsider.token) });
+      expect(seen.status, seen.text).toBe(200);
+      expect(seen.body.map((m: { subject: string }) => m.subject)).toEqual(['for ada from the outsider']);
+    }
+    const own = await call('GET', `/api/dev/inbox?to=${encodeURIComponent(ada)}`, { headers: bearer(operator.token) });
+    expect(own.body.map((m: { subject: string }) => m.subject)).toEqual(['second for ada', 'first for ada']);
+  });
+
+  it('shows nobody a message that names no project, or no project by a UUID', async () => {
+    const carol = `carol-${randomUUID()}@example.com`;
+    const transport = nodemailer.createTransport({ url: inject('smtpUrl') });
+    await transport.sendMail({ from: 'someone@example.com', to: carol, subject: 'no project', text: 'no project' });
+    await transport.sendMail({ from: 'someone@example.com', to: carol, subject: 'not a uuid', text: 'x', headers: { 'X-Baseplane-Project': `${project.id}' or true` } });
+    await mail(carol, 'named', project.id);
+    const answer = await call('GET', `/api/dev/inbox?to=${encodeURIComponent(carol)}`, { headers: bearer(operator.token) });
+    expect(answer.body.map((m: { subject: string }) => m.subject)).toEqual(['named']);
   });
 
   it('answers [] for an address that received nothing', async () => {

@@ -8,20 +8,22 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApiError } from '@baseplane/contracts';
 import { findFreePort } from '../../deploy/local/src/net';
-import { bearer, call, signUpOperator, type Operator } from '../../deploy/test/http';
+import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { createMailer } from '../src/mail/mailer';
 import { codeEmail } from '../src/mail/templates';
 
 const FROM = 'Baseplane <no-reply@baseplane.local>';
 let operator: Operator;
+let project: ProjectAnswer;
 
 beforeAll(async () => {
   operator = await signUpOperator('Mail');
+  project = await createProject(operator, 'mail app');
 });
 
 /** Expects `send` to reject with ApiError 503 email_unavailable; returns how long it took. */
 async function expectUnavailable(smtpUrl: string): Promise<number> {
-  const mail = { to: 'ada@example.com', ...codeEmail('signup', { projectName: 'todo app', code: '314159', ttlMinutes: 10 }) };
+  const mail = { to: 'ada@example.com', projectId: randomUUID(), ...codeEmail('signup', { projectName: 'todo app', code: '314159', ttlMinutes: 10 }) };
   const started = Date.now();
   const error = await createMailer(smtpUrl, FROM).send(mail).then(
     () => undefined,
@@ -40,7 +42,7 @@ describe('createMailer', () => {
   it('delivers to the dev inbox, where GET /api/dev/inbox shows subject, text and html', async () => {
     const to = `ada-${randomUUID()}@example.com`;
     const email = codeEmail('signup', { projectName: 'todo app', code: '271828', ttlMinutes: 10 });
-    await createMailer(inject('smtpUrl'), FROM).send({ to, ...email });
+    await createMailer(inject('smtpUrl'), FROM).send({ to, projectId: project.id, ...email });
 
     const inbox = await call('GET', `/api/dev/inbox?to=${encodeURIComponent(to)}`, { headers: bearer(operator.token) });
     expect(inbox.status, inbox.text).toBe(200);

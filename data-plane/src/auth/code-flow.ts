@@ -87,7 +87,7 @@ export const signupLimits = (request: FastifyRequest): Buckets => [[`signup:ip:$
 /** The email carrying `code`, in the project's words and with its code lifetime; `continueAt` is where the app takes it. */
 export async function mailCode(deps: AuthDependencies, project: DirectoryEntry, purpose: CodePurpose, to: string, code: string, continueAt?: string): Promise<void> {
   const ttlMinutes = Math.max(1, Math.round(project.authSettings.otpTtl / 60));
-  await deps.mailers.for(project).send({ to, ...codeEmail(purpose, { projectName: project.name, code, ttlMinutes, continueAt }) });
+  await deps.mailers.for(project).send({ to, projectId: project.projectId, ...codeEmail(purpose, { projectName: project.name, code, ttlMinutes, continueAt }) });
 }
 
 /**

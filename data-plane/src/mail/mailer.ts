@@ -9,6 +9,8 @@ import { ApiError } from '@baseplane/contracts';
 /** One email to one address; `text` and `html` are the two forms of the same body. */
 export interface OutgoingMail {
   to: string;
+  /** The project it is sent for, in its {@link PROJECT_HEADER}: the dev inbox shows it to that project's team only. */
+  projectId: string;
   subject: string;
   text: string;
   html: string;
@@ -19,6 +21,9 @@ export interface Mailer {
   /** Resolves once the server has accepted the message; rejects with ApiError 503 `email_unavailable`. */
   send(mail: OutgoingMail): Promise<void>;
 }
+
+/** Names the project a message is sent for; mail servers and readers ignore it. */
+export const PROJECT_HEADER = 'X-Baseplane-Project';
 
 /**
  * Kept short so that a dead or hung server fails the request within seconds
@@ -53,7 +58,7 @@ export function createMailer(smtpUrl: string, from: string): Mailer {
   return {
     async send(mail) {
       try {
-        await transport.sendMail({ to: mail.to, subject: mail.subject, text: mail.text, html: mail.html });
+        await transport.sendMail({ to: mail.to, subject: mail.subject, text: mail.text, html: mail.html, headers: { [PROJECT_HEADER]: mail.projectId } });
       } catch (error) {
         const failure = new ApiError(
           503,

@@ -1,7 +1,8 @@
 /**
  * The built-in development inbox: a real SMTP server on 127.0.0.1 that keeps
  * every message it accepts in the platform database (`dev_inbox`, created by
- * the control plane's migrations), where `GET /api/dev/inbox` reads it back.
+ * the control plane's migrations), where `GET /api/dev/inbox` reads it back,
+ * each message to the team of the project its `X-Baseplane-Project` header names.
  * The local stack runs it when SMTP_URL is not set.
  */
 import { randomUUID } from 'node:crypto';
@@ -31,6 +32,15 @@ export interface DevInboxOptions {
 const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 const CLOSE_TIMEOUT_MS = 1_000;
 
+/** The header naming the project a message is for (data-plane/src/mail/mailer.ts sets it); mailparser's keys are lowercase. */
+const PROJECT_HEADER = 'x-baseplane-project';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The project a message names, or null: none, a second one, or not a UUID. */
+function projectOf(header: unknown): string | null {
+  return typeof header === 'string' && UUID.test(header.trim()) ? header.trim().toLowerCase() : null;
+}
+
 /** An SMTP reply to the client: smtp-server answers with `responseCode` and the message. */
 function smtpError(responseCode: number, message: string): Error {
   return Object.assign(new Error(message), { responseCode });
@@ -48,12 +58,13 @@ export async function startDevInbox(options: DevInboxOptions): Promise<DevInbox>
     const parsed = await simpleParser(raw);
     const id = randomUUID();
     const subject = parsed.subject ?? '';
-    await db.query('insert into dev_inbox (id, "to", subject, text, html) values ($1, $2, $3, $4, $5)', [
+    await db.query('insert into dev_inbox (id, "to", subject, text, html, project_id) values ($1, $2, $3, $4, $5, $6)', [
       id,
       recipients,
       subject,
       parsed.text ?? '',
       parsed.html === false ? null : parsed.html,
+      projectOf(parsed.headers.get(PROJECT_HEADER)),
     ]);
     // Recipients and subject only: the body carries codes.
     log.line('dev-inbox', `received "${subject}" for ${recipients.join(', ')}`);
