@@ -2,9 +2,14 @@
  * The local stack as the test harness started it: every part reports ready,
  * the gateway's own answers keep the API error shape, a dead service comes back.
  */
+import { existsSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
 import { ConfigError, loadConfig } from '@baseplane/contracts';
+import { startStack } from '../local/src/stack';
 import { processesWithEnv } from './processes';
 
 const baseUrl = inject('baseUrl');
@@ -68,6 +73,16 @@ describe('configuration', () => {
       const load = () => loadConfig({ PORT: bad });
       expect(load).toThrow(ConfigError);
       expect(load).toThrow(/^[^\n]*\bPORT\b[^\n]*$/);
+    }
+  });
+
+  it('refuses a bad DATA_PLANE_REPLICAS in one line naming it, before making DATA_DIR or a secret', async () => {
+    for (const bad of ['abc', '0', '17', '1.5']) {
+      const dataDir = path.join(os.tmpdir(), `baseplane-bad-replicas-${randomUUID()}`);
+      const start = startStack({ dataDir, port: 0, env: { DATA_PLANE_REPLICAS: bad } });
+      await expect(start).rejects.toBeInstanceOf(ConfigError);
+      await expect(start).rejects.toThrow(/^[^\n]*\bDATA_PLANE_REPLICAS\b[^\n]*$/);
+      expect(existsSync(dataDir), bad).toBe(false);
     }
   });
 });

@@ -98,6 +98,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const env = options.env ?? process.env;
   // options.port is the public port (0 allowed); validating env PORT is the caller's business.
   const config = loadConfig({ ...env, PORT: undefined });
+  // Checked with the rest of the configuration: a bad value makes nothing (no DATA_DIR, no secret).
+  const replicas = dataPlaneReplicas(env);
   const dataDir = path.resolve(options.dataDir);
   await fs.mkdir(dataDir, { recursive: true });
   const log = createStackLog(options);
@@ -128,7 +130,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     };
     started.reservedPorts = reserved;
     const dataPlanes: number[] = [];
-    for (let i = dataPlaneReplicas(env); i > 0; i--) dataPlanes.push(await reserve());
+    for (let i = replicas; i > 0; i--) dataPlanes.push(await reserve());
     const servicePorts = {
       controlPlane: await reserve(),
       worker: await reserve(),
