@@ -71,7 +71,7 @@ export class AppModule {
         { provide: EventStore, useFactory: (db: Pool) => new EventStore(db), inject: [PG_POOL] },
         { provide: PlatformSecrets, useFactory: (c: ServiceConfig) => new PlatformSecrets(c.platformSecret), inject: [CONFIG] },
         { provide: PlatformTokenService, useFactory: (db: Pool, s: PlatformSecrets) => new PlatformTokenService(db, s), inject: [PG_POOL, PlatformSecrets] },
-        { provide: AccountsService, useFactory: (db: Pool, t: PlatformTokenService) => new AccountsService(db, t), inject: [PG_POOL, PlatformTokenService] },
+        { provide: AccountsService, useFactory: (db: Pool, t: PlatformTokenService) => new AccountsService(db, t, (err) => deps.log?.warn({ err }, 'rate-limit sweep failed')), inject: [PG_POOL, PlatformTokenService] },
         { provide: CallerResolver, useFactory: (db: Pool, t: PlatformTokenService) => new CallerResolver(db, t), inject: [PG_POOL, PlatformTokenService] },
         { provide: CommandRunner, useFactory: (waiter: OperationWaiter) => new CommandRunner(waiter), inject: [OperationWaiter] },
         {

@@ -48,7 +48,8 @@ async function main(): Promise<void> {
       reportHeal: ({ error, ...heal }) =>
         error ? log.error({ ...heal, err: error }, 'project login refused; resetting its password failed') : log.warn(heal, 'project login refused; its password was reset'),
     }),
-    new FastifyAdapter({ bodyLimit: 1024 * 1024, clientErrorHandler: answerClientError, frameworkErrors: answerFrameworkError }),
+    // trustProxy: the client's address from X-Forwarded-For when the request comes from loopback (the local gateway), for the rate limits.
+    new FastifyAdapter({ bodyLimit: 1024 * 1024, trustProxy: 'loopback', clientErrorHandler: answerClientError, frameworkErrors: answerFrameworkError }),
     // rawBody: the rows API reads a body's numbers again as written (rows/exact-json.ts).
     { logger: ['error', 'warn'], rawBody: true },
   );

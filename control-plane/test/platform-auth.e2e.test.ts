@@ -1,7 +1,7 @@
 /** `/api/auth` and `/api/teams` over HTTP through the gateway. */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, scenarios, signUpOperator, type Operator } from '../../deploy/test/http';
+import { bearer, call, scenarios, signUpOperator, someIp, type Operator } from '../../deploy/test/http';
 
 let operator: Operator;
 let other: Operator;
@@ -13,11 +13,12 @@ beforeAll(async () => {
 describe('platform accounts', () => {
   it('signs up with a personal team and logs in with either case of the email', async () => {
     const email = `Case-${randomUUID()}@Example.com`;
-    const signup = await call('POST', '/api/auth/signup', { body: { email, password: 'long enough password' } });
+    const ip = { 'x-forwarded-for': someIp() };
+    const signup = await call('POST', '/api/auth/signup', { headers: ip, body: { email, password: 'long enough password' } });
     expect(signup.status).toBe(201);
     expect(signup.body).toMatchObject({ expiresIn: 3600, user: { email }, team: { name: expect.any(String) } });
     expect(signup.text).not.toContain('password');
-    const login = await call('POST', '/api/auth/login', { body: { email: email.toLowerCase(), password: 'long enough password' } });
+    const login = await call('POST', '/api/auth/login', { headers: ip, body: { email: email.toLowerCase(), password: 'long enough password' } });
     expect(login.status).toBe(200);
     expect(login.body.team.id).toBe(signup.body.team.id);
     const me = await call('GET', '/api/auth/me', { headers: bearer(login.body.accessToken) });
@@ -91,19 +92,78 @@ describe('platform accounts', () => {
 
   describe('refusals', () => {
     scenarios([
-      { name: 'second sign-up with the same email is 409', method: 'POST', url: '/api/auth/signup', body: { get email() { return operator.email.toUpperCase(); }, password: 'another password' }, expectedStatus: 409, expectedContent: ['user_already_exists'] },
+      { name: 'second sign-up with the same email is 409', method: 'POST', url: '/api/auth/signup', headers: () => ({ 'x-forwarded-for': someIp() }), body: { get email() { return operator.email.toUpperCase(); }, password: 'another password' }, expectedStatus: 409, expectedContent: ['user_already_exists'] },
       { name: 'short password is 400', method: 'POST', url: '/api/auth/signup', body: { email: 'x@example.com', password: 'short' }, expectedStatus: 400, expectedContent: ['invalid_request', '/password'] },
       { name: 'bad email is 400', method: 'POST', url: '/api/auth/signup', body: { email: 'not-an-email', password: 'long enough password' }, expectedStatus: 400, expectedContent: ['/email'] },
       { name: 'unknown field is 400', method: 'POST', url: '/api/auth/signup', body: { email: 'y@example.com', password: 'long enough password', admin: true }, expectedStatus: 400 },
       { name: 'malformed JSON is 400 invalid_json', method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, raw: '{"email": ', expectedStatus: 400, expectedContent: ['invalid_json'] },
       { name: 'an empty body with a JSON content type is 400 invalid_json, as on the data plane', method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, raw: '', expectedStatus: 400, expectedContent: ['invalid_json', 'request body is not valid JSON'] },
-      { name: 'wrong password is 400 invalid_credentials', method: 'POST', url: '/api/auth/login', body: { get email() { return operator.email; }, password: 'wrong password!' }, expectedStatus: 400, expectedContent: ['invalid_credentials'] },
-      { name: 'unknown email answers exactly like a wrong password', method: 'POST', url: '/api/auth/login', body: { email: 'nobody@example.com', password: 'wrong password!' }, expectedStatus: 400, expectedContent: ['invalid_credentials', 'invalid email or password'] },
+      { name: 'wrong password is 400 invalid_credentials', method: 'POST', url: '/api/auth/login', headers: () => ({ 'x-forwarded-for': someIp() }), body: { get email() { return operator.email; }, password: 'wrong password!' }, expectedStatus: 400, expectedContent: ['invalid_credentials'] },
+      { name: 'unknown email answers exactly like a wrong password', method: 'POST', url: '/api/auth/login', headers: () => ({ 'x-forwarded-for': someIp() }), body: { email: 'nobody@example.com', password: 'wrong password!' }, expectedStatus: 400, expectedContent: ['invalid_credentials', 'invalid email or password'] },
       { name: 'me without a token is 401', method: 'GET', url: '/api/auth/me', expectedStatus: 401 },
       { name: 'me with a tampered token is 401 invalid_token', method: 'GET', url: '/api/auth/me', headers: () => bearer(operator.token.slice(0, -3) + 'abc'), expectedStatus: 401, expectedContent: ['invalid_token'] },
       { name: 'me with an alg:none token is 401', method: 'GET', url: '/api/auth/me', headers: () => bearer(unsigned(operator.token)), expectedStatus: 401, expectedContent: ['invalid_token'] },
       { name: 'unknown route is 404 in the error shape', method: 'GET', url: '/api/nothing-here', expectedStatus: 404, expectedContent: ['not_found'] },
     ]);
+  });
+});
+
+describe('rate limits on the door (per client IP, X-Forwarded-For from the local gateway)', () => {
+  const login = (ip: string, email: string, password: string) => call('POST', '/api/auth/login', { headers: { 'x-forwarded-for': ip }, body: { email, password } });
+
+  it('holds back an address tried wrong 10 times from one IP, the right password too, with Retry-After; another IP still signs in', async () => {
+    const ada = await signUpOperator('Ada');
+    const ip = someIp();
+    for (let i = 0; i < 10; i++) expect((await login(ip, ada.email, 'wrong password!')).status).toBe(400);
+    const held = await login(ip, ada.email, 'correct horse battery');
+    expect(held.status, held.text).toBe(429);
+    expect(held.body).toMatchObject({ code: 'rate_limited', details: { retryAfter: expect.any(Number) } });
+    expect(Number(held.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(held.text).not.toContain('accessToken');
+    // Another spelling of the address is the same account, and the same bucket.
+    expect((await login(ip, ada.email.toUpperCase(), 'correct horse battery')).status).toBe(429);
+    expect((await login(someIp(), ada.email, 'correct horse battery')).status).toBe(200);
+  });
+
+  it('never counts a login with the right password', async () => {
+    const bob = await signUpOperator('Bob');
+    const ip = someIp();
+    for (let i = 0; i < 12; i++) expect((await login(ip, bob.email, 'correct horse battery')).status).toBe(200);
+    for (let i = 0; i < 9; i++) expect((await login(ip, bob.email, 'wrong password!')).status).toBe(400);
+    expect((await login(ip, bob.email, 'correct horse battery')).status).toBe(200);
+  });
+
+  it('takes at most 10 wrong tries sent at once for one address from one IP', async () => {
+    const carol = await signUpOperator('Carol');
+    const ip = someIp();
+    const tries = await Promise.all(Array.from({ length: 16 }, () => login(ip, carol.email, 'wrong password!')));
+    expect(tries.filter((t) => t.status === 400)).toHaveLength(10);
+    expect(tries.filter((t) => t.status === 429)).toHaveLength(6);
+  });
+
+  it('holds back an IP after 100 failed logins over any addresses, unknown ones too', async () => {
+    const dave = await signUpOperator('Dave');
+    const ip = someIp();
+    const tries = await Promise.all(Array.from({ length: 100 }, (_, i) => login(ip, `nobody-${i}-${randomUUID()}@example.com`, 'wrong password!')));
+    expect(tries.map((t) => t.status)).toEqual(Array(100).fill(400));
+    expect((await login(ip, dave.email, 'correct horse battery')).status).toBe(429);
+    expect((await login(someIp(), dave.email, 'correct horse battery')).status).toBe(200);
+  });
+
+  it('takes 30 sign-ups from one IP in 5 minutes, a taken address counted too, and makes nothing of the 31st', async () => {
+    const ip = someIp();
+    const signup = (email: string) => call('POST', '/api/auth/signup', { headers: { 'x-forwarded-for': ip }, body: { email, password: 'long enough password' } });
+    const taken = await signup(`taken-${randomUUID()}@example.com`);
+    expect(taken.status).toBe(201);
+    expect((await signup(taken.body.user.email)).status).toBe(409);
+    for (let i = 0; i < 28; i++) expect((await signup(`many-${i}-${randomUUID()}@example.com`)).status).toBe(201);
+    const refusedEmail = `refused-${randomUUID()}@example.com`;
+    const refused = await signup(refusedEmail);
+    expect(refused.status, refused.text).toBe(429);
+    expect(refused.body.code).toBe('rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await login(someIp(), refusedEmail, 'long enough password')).status).toBe(400);
+    expect((await call('POST', '/api/auth/signup', { headers: { 'x-forwarded-for': someIp() }, body: { email: refusedEmail, password: 'long enough password' } })).status).toBe(201);
   });
 });
 

@@ -35,7 +35,7 @@ import {
 } from '@baseplane/contracts';
 import { createOwnerRoleSql } from '../../workers/src/tenant-sql';
 import { findFreePort } from '../../deploy/local/src/net';
-import { apikey, bearer, call as plainCall, type Answer } from '../../deploy/test/http';
+import { apikey, bearer, call as plainCall, someIp, type Answer } from '../../deploy/test/http';
 import { codeFor } from '../../deploy/test/inbox';
 
 /** name → value of every secret the test handled. */
@@ -89,13 +89,14 @@ it('hands every kind of secret to the service, and makes it fail in every way th
   // An operator: sign-up, a failed and a good login, a refresh, a forged and a spent refresh token.
   const operatorEmail = address();
   const operatorPassword = keep('operator password', password());
-  const signedUp = await call('POST', '/api/auth/signup', { body: { email: operatorEmail, password: operatorPassword, name: 'Leak' } });
+  const ip = { 'x-forwarded-for': someIp() };
+  const signedUp = await call('POST', '/api/auth/signup', { headers: ip, body: { email: operatorEmail, password: operatorPassword, name: 'Leak' } });
   expect(signedUp.status, signedUp.text).toBe(201);
   keep('operator access token', signedUp.body.accessToken);
   keep('operator refresh token', signedUp.body.refreshToken);
   const wrongOperatorPassword = keep('operator wrong password', password());
-  expect((await call('POST', '/api/auth/login', { body: { email: operatorEmail, password: wrongOperatorPassword } })).status).toBe(400);
-  const login = await call('POST', '/api/auth/login', { body: { email: operatorEmail, password: operatorPassword } });
+  expect((await call('POST', '/api/auth/login', { headers: ip, body: { email: operatorEmail, password: wrongOperatorPassword } })).status).toBe(400);
+  const login = await call('POST', '/api/auth/login', { headers: ip, body: { email: operatorEmail, password: operatorPassword } });
   expect(login.status, login.text).toBe(200);
   const token = keep('operator access token (login)', login.body.accessToken);
   const refreshed = await call('POST', '/api/auth/refresh', { body: { refreshToken: keep('operator refresh token (login)', login.body.refreshToken) } });

@@ -6,12 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect, describe, it, beforeAll, afterAll } from 'vitest';
-import { bearer, call, createProject, signUpOperator, type Answer, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+import { bearer, call, createProject, signUpOperator, someIp, type Answer, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import pg from 'pg';
 import { connectTenant, tenantUrl, type TenantDatabase } from '../../deploy/test/tenant';
 import { codeFor as readCode, inbox } from '../../deploy/test/inbox';
 import { serviceLogLines } from '../../deploy/test/logs';
-import { expectSameTime, someIp } from './auth-timing';
+import { expectSameTime } from './auth-timing';
 
 let operator: Operator;
 let project: ProjectAnswer;

@@ -10,8 +10,7 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import pg from 'pg';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { tenantDatabaseName } from '@baseplane/contracts';
-import { call, createProject, scenarios, signUpOperator, type ProjectAnswer } from '../../deploy/test/http';
-import { someIp } from './auth-timing';
+import { call, createProject, scenarios, signUpOperator, someIp, type ProjectAnswer } from '../../deploy/test/http';
 
 let project: ProjectAnswer;
 let other: ProjectAnswer;

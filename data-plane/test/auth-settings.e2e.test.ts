@@ -8,10 +8,10 @@ import { randomUUID } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { findFreePort } from '../../deploy/local/src/net';
-import { apikey, bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+import { apikey, bearer, call, createProject, signUpOperator, someIp, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { codeFor, inbox } from '../../deploy/test/inbox';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
-import { expectSameTime, someIp } from './auth-timing';
+import { expectSameTime } from './auth-timing';
 
 let operator: Operator;
 let project: ProjectAnswer;

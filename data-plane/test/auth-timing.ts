@@ -54,6 +54,3 @@ export async function expectSameTime(known: (i: number) => Promise<Answer>, unkn
   const detail = `known ${k.map(Math.round)} ms, unknown ${u.map(Math.round)} ms, SMTP round trip ${Math.round(smtp)} ms`;
   expect(Math.abs(gap), detail).toBeLessThan(smtp / 2);
 }
-
-/** A client address of its own per call, so that the per-IP limits stay out of the way (the stack trusts X-Forwarded-For from loopback). */
-export const someIp = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250) + 1}`;

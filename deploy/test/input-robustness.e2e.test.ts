@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { bearer, call, createProject, signUpOperator, streamVersion, type Operator, type ProjectAnswer } from './http';
+import { bearer, call, createProject, signUpOperator, someIp, streamVersion, type Operator, type ProjectAnswer } from './http';
 
 /** One request as sent on the wire: no URL normalisation, any bytes in the path and body. */
 interface Sent {
@@ -337,13 +337,15 @@ afterAll(() => agent.destroy());
 // ---- the routes --------------------------------------------------------------------------------------------------
 
 const none = () => ({});
+const fromSomeIp = () => ({ 'x-forwarded-for': someIp() });
 const P = '/api/projects/{project}';
 
 /** Every route of the control plane (controllers under control-plane/src) and of the data plane (data-plane/src/app.ts). */
 const ROUTES: Route[] = [
   // Control plane: platform accounts and teams.
-  { method: 'POST', path: '/api/auth/signup', auth: none, body: () => ({ email: `x-${randomUUID()}@example.com`, password: 'another horse battery', name: 'X' }) },
-  { method: 'POST', path: '/api/auth/login', auth: none, body: () => ({ email: 'nobody@example.com', password: 'wrong horse battery' }) },
+  // From an address of their own: what these variants spend of the per-IP limits is then no other suite's.
+  { method: 'POST', path: '/api/auth/signup', auth: fromSomeIp, body: () => ({ email: `x-${randomUUID()}@example.com`, password: 'another horse battery', name: 'X' }) },
+  { method: 'POST', path: '/api/auth/login', auth: fromSomeIp, body: () => ({ email: `nobody-${randomUUID()}@example.com`, password: 'wrong horse battery' }) },
   { method: 'POST', path: '/api/auth/refresh', auth: none, body: () => ({ refreshToken: 'not-a-token' }) },
   { method: 'GET', path: '/api/auth/me', auth: op },
   { method: 'GET', path: '/api/teams', auth: op },

@@ -19,16 +19,16 @@ export class AccountsController {
 
   @Post('auth/signup')
   @HttpCode(201)
-  signup(@Body() body: unknown) {
+  signup(@Req() request: FastifyRequest, @Body() body: unknown) {
     const { email, password, name } = validate(PlatformSignupBody, body);
-    return this.accounts.signup(email, password, name);
+    return this.accounts.signup(email, password, name, request.ip);
   }
 
   @Post('auth/login')
   @HttpCode(200)
-  login(@Body() body: unknown) {
+  login(@Req() request: FastifyRequest, @Body() body: unknown) {
     const { email, password } = validate(PlatformLoginBody, body);
-    return this.accounts.login(email, password);
+    return this.accounts.login(email, password, request.ip);
   }
 
   @Post('auth/refresh')

@@ -1,12 +1,14 @@
 /**
  * Platform accounts and teams: sign-up (with a personal team), login with the
  * same answer for an unknown email and a wrong password, membership lookups
- * and changes.
+ * and changes. Sign-ups and failed logins are rate limited per client IP
+ * (login-limits.ts).
  */
 import { randomUUID } from 'node:crypto';
 import argon2 from 'argon2';
-import type { Pool } from 'pg';
-import { ApiError, PASSWORD_HASH_COST, notFound, type AddMemberBody } from '@baseplane/contracts';
+import type { Pool, PoolClient } from 'pg';
+import { ApiError, PASSWORD_HASH_COST, inTransaction, notFound, type AddMemberBody } from '@baseplane/contracts';
+import { RateLimitSweep, count, giveBackSlots, loginFailureBuckets, signupBuckets, takeSlots } from './login-limits';
 import type { PlatformTokenService, PlatformTokens } from './platform-tokens';
 
 /** argon2id at OWASP's minimum (contracts' PASSWORD_HASH_COST). */
@@ -27,10 +29,16 @@ export interface TeamView {
 
 export class AccountsService {
   private dummyHash: Promise<string> | undefined;
+  private readonly sweep: RateLimitSweep;
 
-  constructor(private readonly db: Pool, private readonly tokens: PlatformTokenService) {}
+  constructor(private readonly db: Pool, private readonly tokens: PlatformTokenService, report: (error: unknown) => void = () => undefined) {
+    this.sweep = new RateLimitSweep(db, report);
+  }
 
-  async signup(email: string, password: string, name?: string): Promise<PlatformTokens & { user: AccountView; team: { id: string; name: string } }> {
+  /** `ip` is the caller's: every try counts against its sign-up limit, a refused one too. */
+  async signup(email: string, password: string, name: string | undefined, ip: string): Promise<PlatformTokens & { user: AccountView; team: { id: string; name: string } }> {
+    await count(this.db, signupBuckets(ip));
+    this.sweep.touched();
     const passwordHash = await argon2.hash(password, ARGON2_OPTIONS);
     const accountId = randomUUID();
     const teamId = randomUUID();
@@ -54,15 +62,29 @@ export class AccountsService {
     return { ...tokens, user: { id: accountId, email, name: displayName }, team: { id: teamId, name: teamName } };
   }
 
-  async login(email: string, password: string): Promise<PlatformTokens & { user: AccountView; team: { id: string; name: string } | null }> {
-    const { rows } = await this.db.query<{ id: string; email: string; name: string; password_hash: string }>(
-      'select id, email, name, password_hash from accounts where lower(email) = lower($1)',
-      [email],
-    );
-    const account = rows[0];
+  /**
+   * Every try takes a failure slot of `ip`'s limits before its password is
+   * checked, and a login that succeeds gives it back: past the limit the right
+   * password is held back too, so guessing stops there however many tries come at once.
+   */
+  async login(email: string, password: string, ip: string): Promise<PlatformTokens & { user: AccountView; team: { id: string; name: string } | null }> {
+    const { account, failures } = await inTransaction(this.db, async (tx: PoolClient) => {
+      // The address as the lookup folds it, so its every spelling counts in one bucket.
+      const { rows } = await tx.query<{ key: string; id: string | null; email: string; name: string; password_hash: string }>(
+        `select lower($1) as key, a.id, a.email, a.name, a.password_hash
+         from (select 1) as one left join accounts a on lower(a.email) = lower($1)`,
+        [email],
+      );
+      const failures = loginFailureBuckets(ip, rows[0]!.key);
+      await takeSlots(tx, failures);
+      const found = rows[0]!;
+      return { account: found.id === null ? undefined : { ...found, id: found.id }, failures };
+    });
+    this.sweep.touched();
     // Hash even when there is no account, so timing does not tell which emails exist.
     const ok = await argon2.verify(account?.password_hash ?? (await this.getDummyHash()), password);
     if (!account || !ok) throw new ApiError(400, 'invalid_credentials', 'invalid email or password');
+    await giveBackSlots(this.db, failures);
     const tokens = await this.tokens.issue(account.id, account.email);
     const teams = await this.teamsOf(account.id);
     const team = teams.find((t) => t.role === 'owner') ?? teams[0] ?? null;

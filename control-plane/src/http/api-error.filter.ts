@@ -7,6 +7,7 @@ import { Catch, HttpException, type ArgumentsHost, type ExceptionFilter } from '
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError, unsupportedMediaType, type ErrorBody } from '@baseplane/contracts';
+import { RateLimitedError } from '@baseplane/contracts/rate-limits';
 
 const CODE_OF_STATUS: Record<number, string> = {
   400: 'invalid_request',
@@ -76,6 +77,7 @@ export class ApiErrorFilter implements ExceptionFilter {
     // A body over the limit: Fastify would close the connection with the rest unread, and the reset may lose this
     // answer on the way (the gateway read it as an unreachable control plane); kept open, the rest is read and dropped.
     if (status === 413) void reply.removeHeader('connection');
+    if (error instanceof RateLimitedError) void reply.header('retry-after', String(error.retryAfterSeconds));
     void reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
   }
 }

@@ -11,6 +11,7 @@
  * starts a sweep once its answer has gone. Each kind deletes at most
  * SWEEP_BATCH rows; a full batch makes the project's next write sweep again.
  */
+import { sweepRateLimits } from '@baseplane/contracts/rate-limits';
 import type { SqlClient } from '@baseplane/contracts/user-directory';
 import type { AfterAnswer } from './after-answer';
 
@@ -18,8 +19,9 @@ export const SWEEP_EVERY_MS = 5 * 60_000;
 export const SWEEP_BATCH = 1_000;
 
 /**
- * What the sweep deletes. A counter is dead once its window has passed (the
- * longest is 15 minutes; the next hit starts a new one either way). A code is
+ * What the sweep deletes besides rate-limit counters whose window ended an
+ * hour ago (the longest is 15 minutes; the next hit starts a new one either
+ * way: {@link sweepRateLimits}). A code is
  * kept a day after it was spent or expired, so a late try still hears
  * `otp_expired`; a user's latest email-change code is kept, because it is
  * what marks the change pending (codes.ts). A session goes 8 days after its
@@ -27,8 +29,6 @@ export const SWEEP_BATCH = 1_000;
  * was signed before that.
  */
 const SWEEPS = [
-  `delete from auth.rate_limits where ctid = any(array(
-     select ctid from auth.rate_limits where window_start < now() - interval '1 hour' limit $1))`,
   `delete from auth.one_time_codes where ctid = any(array(
      select c.ctid from auth.one_time_codes c
      where c.created_at < now() - interval '1 day' and (c.used_at is not null or c.expires_at < now() - interval '1 day')
@@ -42,7 +42,7 @@ const SWEEPS = [
 
 /** Deletes what can no longer matter, at most `batch` rows of each kind; true when a kind had more. */
 export async function sweepAuthRows(db: SqlClient, batch = SWEEP_BATCH): Promise<boolean> {
-  let more = false;
+  let more = (await sweepRateLimits(db, 'auth.rate_limits', batch)) >= batch;
   for (const sql of SWEEPS) {
     const { rowCount } = await db.query(sql, [batch]);
     if ((rowCount ?? 0) >= batch) more = true;
