@@ -3,9 +3,24 @@
  * TypeBox schemas so one definition gives both validation and types.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { checkEmailAddress } from './auth';
+import { ApiError } from './errors';
 
-const Email = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', patternMessage: 'must be an email address' });
-const Password = Type.String({ minLength: 8, maxLength: 1024 });
+// An address's form and a password's length are checked after the shape, by checkOperatorCredentials, so that they
+// answer API.md's own codes (`invalid_email`, `weak_password`) as the end users' do, not `invalid_request`.
+const Email = Type.String({ maxLength: 320 });
+const Password = Type.String({ maxLength: 1024 });
+
+/** An operator's password: at least this long. */
+export const PLATFORM_PASSWORD_MIN_LENGTH = 8;
+
+/** A sign-up's address and password, once the body has its shape: 400 `invalid_email` or `weak_password`. */
+export function checkOperatorCredentials(email: string, password: string): void {
+  checkEmailAddress(email);
+  if (password.length < PLATFORM_PASSWORD_MIN_LENGTH) {
+    throw new ApiError(400, 'weak_password', `password must have at least ${PLATFORM_PASSWORD_MIN_LENGTH} characters`);
+  }
+}
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 /**
  * An id, in lower case as the API hands ids out. Not any case: an id also names things that are not

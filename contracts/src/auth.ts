@@ -3,6 +3,7 @@
  * the session and user shapes, and the access-token claims.
  */
 import { Type, type Static, type StringOptions } from '@sinclair/typebox';
+import { ApiError } from './errors';
 
 /**
  * The one string of every auth body, its length bounded. A NUL character,
@@ -67,6 +68,12 @@ export interface AccessTokenClaims {
 
 /** local@domain.tld, without spaces or control characters. */
 export const EMAIL_PATTERN = /^[^\s@\x00-\x1f\x7f]+@[^\s@\x00-\x1f\x7f]+\.[^\s@\x00-\x1f\x7f]+$/;
+
+/** An address of {@link EMAIL_PATTERN}'s form, else 400 `invalid_email` (API.md's code, for end users and operators alike). */
+export function checkEmailAddress(email: string): string {
+  if (!EMAIL_PATTERN.test(email)) throw new ApiError(400, 'invalid_email', 'invalid email address');
+  return email;
+}
 
 /**
  * An end user's address in its one normal form: lowercased by JavaScript, as

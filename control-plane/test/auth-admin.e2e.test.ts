@@ -141,8 +141,8 @@ describe('users', () => {
 
   describe('refusals', () => {
     scenarios([
-      { name: 'a bad email is 400', method: 'POST', url: () => usersUrl(), headers: asAda, body: { email: 'nope' }, expectedStatus: 400 },
-      { name: 'a short password is 400', method: 'POST', url: () => usersUrl(), headers: asAda, body: { email: 'short@example.com', password: 'short' }, expectedStatus: 400 },
+      { name: 'a bad email is 400 invalid_email, as on the data plane', method: 'POST', url: () => usersUrl(), headers: asAda, body: { email: 'nope' }, expectedStatus: 400, expectedContent: ['invalid_email'] },
+      { name: 'a short password is 400 weak_password', method: 'POST', url: () => usersUrl(), headers: asAda, body: { email: 'short@example.com', password: 'short' }, expectedStatus: 400, expectedContent: ['weak_password'] },
       { name: 'an unknown field is 400', method: 'POST', url: () => usersUrl(), headers: asAda, body: { email: 'x@example.com', role: 'admin' }, expectedStatus: 400 },
       { name: 'a user id that is no UUID is 400', method: 'PATCH', url: () => usersUrl('/1;drop'), headers: asAda, body: { firstName: 'x' }, expectedStatus: 400 },
       { name: 'an unknown user is 404', method: 'PATCH', url: () => usersUrl(`/${randomUUID()}`), headers: asAda, body: { firstName: 'x' }, expectedStatus: 404 },

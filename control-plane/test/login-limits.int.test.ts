@@ -21,7 +21,7 @@ const counters = async (buckets: string[]) =>
 
 describe('RateLimitSweep', () => {
   it('deletes counters whose window ended an hour ago, keeps the others, and sweeps at most every five minutes', async () => {
-    const [dead, live, later] = ['dead', 'live', 'later'].map((name) => `test:${name}:${randomUUID()}`);
+    const [dead, live, later] = ['dead', 'live', 'later'].map((name) => `test:${name}:${randomUUID()}`) as [string, string, string];
     await db.query(
       `insert into platform_rate_limits (bucket, window_start, hits) values ($1, now() - interval '61 minutes', 3), ($2, now() - interval '20 minutes', 3)`,
       [dead, live],

@@ -3,7 +3,7 @@
  */
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { AddMemberBody, CreateTeamBody, IdParam, PlatformLoginBody, PlatformSignupBody, RefreshBody } from '@baseplane/contracts';
+import { AddMemberBody, CreateTeamBody, IdParam, PlatformLoginBody, PlatformSignupBody, RefreshBody, checkEmailAddress, checkOperatorCredentials } from '@baseplane/contracts';
 import { validate } from '../http/validate';
 import { CallerResolver } from '../http/caller';
 import { AccountsService } from './accounts.service';
@@ -21,6 +21,7 @@ export class AccountsController {
   @HttpCode(201)
   signup(@Req() request: FastifyRequest, @Body() body: unknown) {
     const { email, password, name } = validate(PlatformSignupBody, body);
+    checkOperatorCredentials(email, password);
     return this.accounts.signup(email, password, name, request.ip);
   }
 
@@ -62,6 +63,6 @@ export class AccountsController {
     const caller = await this.callers.operator(request);
     const { id } = validate(IdParam, { id: teamId }, 'path');
     const { email, role } = validate(AddMemberBody, body);
-    return this.accounts.addMember(caller.accountId, id, email, role ?? 'member');
+    return this.accounts.addMember(caller.accountId, id, checkEmailAddress(email), role ?? 'member');
   }
 }

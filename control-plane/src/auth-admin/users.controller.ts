@@ -12,7 +12,7 @@ import {
   ApiError,
   CreateEndUserBody,
   DEFAULT_AUTH_SETTINGS,
-  EMAIL_PATTERN,
+  checkEmailAddress,
   IdParam,
   ListEndUsersQuery,
   UpdateEndUserBody,
@@ -31,7 +31,7 @@ const DEFAULT_PAGE = 50;
 const MAX_PAGE = 1000;
 
 function checkEmail(email: string | undefined): void {
-  if (email !== undefined && !EMAIL_PATTERN.test(email)) throw invalidRequest('invalid email address');
+  if (email !== undefined) checkEmailAddress(email);
 }
 
 @Controller('api/projects/:id/auth/users')

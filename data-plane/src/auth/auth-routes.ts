@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   ApiError,
-  EMAIL_PATTERN,
+  checkEmailAddress,
   emailKey,
   EndUserLogoutBody,
   EndUserRefreshBody,
@@ -57,8 +57,7 @@ export function checkPassword(project: DirectoryEntry, password: string): void {
 
 /** An address as it is stored: checked, and in its normal form (contracts' `emailKey`). */
 export function normalEmail(email: string): string {
-  if (!EMAIL_PATTERN.test(email)) throw new ApiError(400, 'invalid_email', 'invalid email address');
-  return emailKey(email);
+  return emailKey(checkEmailAddress(email));
 }
 
 const notVerified = () => new ApiError(403, 'email_not_verified', 'confirm your email address first', null, 'enter the emailed code through POST /rest/v1/auth/verify-email; POST /rest/v1/auth/resend sends another');
