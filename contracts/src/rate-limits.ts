@@ -59,6 +59,36 @@ export async function giveBack(tx: SqlClient, table: RateLimitTable, bucket: str
   );
 }
 
+/** Buckets a try counts in, each with its limit. */
+export type Buckets = [string, Limit][];
+
+/** Counts one hit on each bucket up to the first over its limit; answers that one's refusal (to raise after the count commits). */
+export async function hitAll(tx: SqlClient, table: RateLimitTable, buckets: Buckets): Promise<RateLimitedError | undefined> {
+  for (const [bucket, limit] of buckets) {
+    const over = await hit(tx, table, bucket, limit);
+    if (over) return over;
+  }
+  return undefined;
+}
+
+/**
+ * Takes a slot of every bucket for a try that counts only when it fails (a
+ * password sign-in), before the try: tries made at once each take their
+ * own, so no more than the limit get through, where a check before and a
+ * count after let them all pass the check. Over any limit it throws the
+ * refusal, and the caller's transaction rolls back what it took (a refused
+ * try counts nothing). {@link giveBackAll} when the try succeeded.
+ */
+export async function takeSlots(tx: SqlClient, table: RateLimitTable, buckets: Buckets): Promise<void> {
+  const over = await hitAll(tx, table, buckets);
+  if (over) throw over;
+}
+
+/** Gives back the slots {@link takeSlots} took, for a try that succeeded. */
+export async function giveBackAll(tx: SqlClient, table: RateLimitTable, buckets: Buckets): Promise<void> {
+  for (const [bucket, limit] of buckets) await giveBack(tx, table, bucket, limit);
+}
+
 /** Deletes at most `batch` counters whose window ended long ago (the longest is 15 minutes); answers how many. */
 export async function sweepRateLimits(db: SqlClient, table: RateLimitTable, batch: number): Promise<number> {
   const { rowCount } = await db.query(

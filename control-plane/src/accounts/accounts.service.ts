@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import argon2 from 'argon2';
 import type { Pool, PoolClient } from 'pg';
 import { ApiError, PASSWORD_HASH_COST, inTransaction, notFound, type AddMemberBody } from '@baseplane/contracts';
-import { RateLimitSweep, count, giveBackSlots, loginFailureBuckets, signupBuckets, takeSlots } from './login-limits';
+import { RateLimitSweep, count, giveBackSlots, loginFailureBuckets, signupBuckets, takeLoginSlots } from './login-limits';
 import type { PlatformTokenService, PlatformTokens } from './platform-tokens';
 
 /** argon2id at OWASP's minimum (contracts' PASSWORD_HASH_COST). */
@@ -75,9 +75,9 @@ export class AccountsService {
          from (select 1) as one left join accounts a on lower(a.email) = lower($1)`,
         [email],
       );
-      const failures = loginFailureBuckets(ip, rows[0]!.key);
-      await takeSlots(tx, failures);
       const found = rows[0]!;
+      const failures = loginFailureBuckets(ip, found.key);
+      await takeLoginSlots(tx, failures);
       return { account: found.id === null ? undefined : { ...found, id: found.id }, failures };
     });
     this.sweep.touched();

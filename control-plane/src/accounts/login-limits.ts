@@ -8,7 +8,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { inTransaction } from '@baseplane/contracts';
-import { giveBack, hit, sweepRateLimits, type Limit } from '@baseplane/contracts/rate-limits';
+import { giveBackAll, hitAll, sweepRateLimits, takeSlots, type Buckets, type Limit } from '@baseplane/contracts/rate-limits';
 
 const TABLE = 'platform_rate_limits';
 
@@ -19,8 +19,6 @@ export const PLATFORM_LIMITS = {
   // Every sign-up try, a taken address too.
   signupsPerIp: { max: 30, windowSeconds: 300 },
 } satisfies Record<string, Limit>;
-
-type Buckets = [string, Limit][];
 
 /**
  * Buckets of a failed login: one address from one client IP, and all tries
@@ -34,33 +32,18 @@ export const loginFailureBuckets = (ip: string, addressKey: string): Buckets => 
 
 export const signupBuckets = (ip: string): Buckets => [[`signup:ip:${ip}`, PLATFORM_LIMITS.signupsPerIp]];
 
-/**
- * Takes a slot of every bucket before the try, in `tx`: over any limit it
- * throws the 429, and the caller's transaction rolls back what it took.
- * Tries made at once each take their own, so no more than the limit get through.
- */
-export async function takeSlots(tx: PoolClient, buckets: Buckets): Promise<void> {
-  for (const [bucket, limit] of buckets) {
-    const over = await hit(tx, TABLE, bucket, limit);
-    if (over) throw over;
-  }
-}
+/** Takes a slot of every bucket before a login's password is checked (contracts' {@link takeSlots}). */
+export const takeLoginSlots = (tx: PoolClient, buckets: Buckets): Promise<void> => takeSlots(tx, TABLE, buckets);
 
 /** Counts a try that counts whether or not it succeeds, committed even when refused; throws the 429 after. */
 export async function count(db: Pool, buckets: Buckets): Promise<void> {
-  const refusal = await inTransaction(db, async (tx: PoolClient) => {
-    let over: Error | undefined;
-    for (const [bucket, limit] of buckets) over ??= await hit(tx, TABLE, bucket, limit);
-    return over;
-  });
+  const refusal = await inTransaction(db, (tx: PoolClient) => hitAll(tx, TABLE, buckets));
   if (refusal) throw refusal;
 }
 
-/** Gives back the slots {@link takeSlots} took, for a try that succeeded. */
+/** Gives back the slots {@link takeLoginSlots} took, for a login that succeeded. */
 export async function giveBackSlots(db: Pool, buckets: Buckets): Promise<void> {
-  await inTransaction(db, async (tx: PoolClient) => {
-    for (const [bucket, limit] of buckets) await giveBack(tx, TABLE, bucket, limit);
-  });
+  await inTransaction(db, (tx: PoolClient) => giveBackAll(tx, TABLE, buckets));
 }
 
 const SWEEP_EVERY_MS = 5 * 60_000;

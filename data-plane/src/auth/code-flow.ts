@@ -7,46 +7,25 @@
 import type { FastifyRequest } from 'fastify';
 import type { PoolClient } from 'pg';
 import { ApiError, emailKey } from '@baseplane/contracts';
+import { giveBackAll, hitAll, takeSlots, type Buckets, type Limit } from '@baseplane/contracts/rate-limits';
 import type { DirectoryEntry } from '../directory/project-directory';
 import { codeEmail, type CodePurpose } from '../mail/templates';
 import type { CodeOwner, RedeemedCode } from './codes';
 import type { AuthDependencies } from './dependencies';
-import { LIMITS, giveBack, hit, type Limit } from './rate-limits';
-
-type Buckets = [string, Limit][];
+import { LIMITS, TABLE, giveBack } from './rate-limits';
 
 /** Counts the request against each bucket, committed even when refused; 429 when any is over. */
 export async function limit(deps: AuthDependencies, project: DirectoryEntry, buckets: Buckets): Promise<void> {
-  const refusal = await deps.tenants.transaction(project.projectId, async (tx) => {
-    for (const [bucket, limit] of buckets) {
-      const over = await hit(tx, bucket, limit);
-      if (over) return over;
-    }
-    return undefined;
-  });
+  const refusal = await deps.tenants.transaction(project.projectId, (tx) => hitAll(tx, TABLE, buckets));
   deps.housekeeping.wrote(project.projectId);
   if (refusal) throw refusal;
 }
 
-/**
- * Takes a slot of every bucket for a try that counts only when it fails (a
- * password sign-in), before the try: tries made at once each take their
- * own, so no more than the limit get through, where a check before and a
- * count after let them all pass the check. Over any limit it throws the
- * refusal, and the caller's transaction rolls back what it took (a refused
- * try counts nothing). {@link giveBackSlots} when the try succeeded.
- */
-export async function takeFailureSlots(tx: PoolClient, buckets: Buckets): Promise<void> {
-  for (const [bucket, limit] of buckets) {
-    const over = await hit(tx, bucket, limit);
-    if (over) throw over;
-  }
-}
+/** Takes a slot of every bucket before a try that counts only when it fails (contracts' {@link takeSlots}). */
+export const takeFailureSlots = (tx: PoolClient, buckets: Buckets): Promise<void> => takeSlots(tx, TABLE, buckets);
 
 /** Gives back the slots {@link takeFailureSlots} took, for a try that succeeded. */
-export async function giveBackSlots(tx: PoolClient, buckets: Buckets): Promise<void> {
-  for (const [bucket, limit] of buckets) await giveBack(tx, bucket, limit);
-}
+export const giveBackSlots = (tx: PoolClient, buckets: Buckets): Promise<void> => giveBackAll(tx, TABLE, buckets);
 
 /** Buckets of issuing a code for `purpose` to `target` (an address, or a user id). */
 export const issueLimits = (request: FastifyRequest, purpose: CodePurpose, target: string): Buckets => [

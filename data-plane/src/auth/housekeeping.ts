@@ -14,6 +14,7 @@
 import { sweepRateLimits } from '@baseplane/contracts/rate-limits';
 import type { SqlClient } from '@baseplane/contracts/user-directory';
 import type { AfterAnswer } from './after-answer';
+import { TABLE } from './rate-limits';
 
 export const SWEEP_EVERY_MS = 5 * 60_000;
 export const SWEEP_BATCH = 1_000;
@@ -42,7 +43,7 @@ const SWEEPS = [
 
 /** Deletes what can no longer matter, at most `batch` rows of each kind; true when a kind had more. */
 export async function sweepAuthRows(db: SqlClient, batch = SWEEP_BATCH): Promise<boolean> {
-  let more = (await sweepRateLimits(db, 'auth.rate_limits', batch)) >= batch;
+  let more = (await sweepRateLimits(db, TABLE, batch)) >= batch;
   for (const sql of SWEEPS) {
     const { rowCount } = await db.query(sql, [batch]);
     if ((rowCount ?? 0) >= batch) more = true;

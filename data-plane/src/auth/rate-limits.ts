@@ -7,11 +7,12 @@
  * all pass a check made before any of them counted.
  */
 import type { PoolClient } from 'pg';
-import { RateLimitedError, giveBack as takeBack, hit as countHit, type Limit } from '@baseplane/contracts/rate-limits';
+import { RateLimitedError, giveBack as takeBack, type Limit } from '@baseplane/contracts/rate-limits';
 
 export { RateLimitedError, type Limit };
 
-const TABLE = 'auth.rate_limits';
+/** Where the end users' counters are: the tenant's own database. */
+export const TABLE = 'auth.rate_limits';
 
 /** Issuing: a few per address, more per client IP. Verifying: generous per address, bounded per IP. */
 export const LIMITS = {
@@ -32,9 +33,6 @@ export const LIMITS = {
   // Sign-ups through a public key, verified or not (Supabase's sign-ups and sign-ins limit: 30 per 5 minutes per IP).
   signupsPerIp: { max: 30, windowSeconds: 300 },
 } satisfies Record<string, Limit>;
-
-/** Counts one hit on `bucket` of the tenant's `auth.rate_limits`; a refusal when over the limit (to raise after the count commits). */
-export const hit = (tx: PoolClient, bucket: string, limit: Limit): Promise<RateLimitedError | undefined> => countHit(tx, TABLE, bucket, limit);
 
 /** Takes back one hit on `bucket` that turned out not to count (a failure slot whose try succeeded). */
 export const giveBack = (tx: PoolClient, bucket: string, limit: Limit): Promise<void> => takeBack(tx, TABLE, bucket, limit);
