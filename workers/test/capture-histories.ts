@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveTemporalBin } from '../../deploy/local/src/temporal';
-import { canConnect, findFreePort } from '../../deploy/local/src/net';
+import { canConnect, findFreePorts } from '../../deploy/local/src/net';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CAPTURE_TEST = 'workers/test/workflow-histories.capture.e2e.test.ts';
@@ -39,7 +39,7 @@ async function capture(name: string, scenario: string, env: Record<string, strin
 
 /** An in-memory Temporal dev server that suggests continue-as-new early; resolves once it serves. */
 async function startEagerTemporal(): Promise<{ address: string; stop: () => Promise<void> }> {
-  const [port, httpPort, metricsPort] = [await findFreePort(), await findFreePort(), await findFreePort()];
+  const { port, httpPort, metricsPort } = await findFreePorts(['port', 'httpPort', 'metricsPort']);
   // prettier-ignore
   const child = spawn(resolveTemporalBin(process.env), [
     'server', 'start-dev', '--headless',

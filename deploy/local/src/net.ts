@@ -2,17 +2,55 @@
  * Small network probes the local stack needs: picking free ports and waiting
  * for a TCP port or an HTTP endpoint to come up.
  */
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 
 /**
- * Asks the kernel for a free TCP port on 127.0.0.1. The port is released before
- * returning, so another process could take it first; acceptable on a dev box,
- * and it lets each child be told its port on the command line.
+ * Finds a free TCP port on 127.0.0.1. The port is released before returning,
+ * so another process could take it first; {@link pickablePorts} makes that
+ * unlikely, and it lets each child be told its port on the command line.
  */
 export async function findFreePort(): Promise<number> {
   const reservation = await reservePort();
   await reservation.release();
   return reservation.port;
+}
+
+/**
+ * Where free ports are looked for: below the kernel's ephemeral range (Linux's
+ * `ip_local_port_range`, 32768–60999 by default), from 20000 up. A port the
+ * kernel hands out itself, for an outgoing connection or a `listen(0)` (the
+ * Temporal dev server picks its internal services' ports that way), comes from
+ * that range; a port chosen there and released could be taken by either before
+ * its server binds it, as a CI run saw. Below it only another explicit choice
+ * can take it. `undefined` when the range leaves no room (not Linux, or a
+ * tuned range), and the kernel chooses.
+ */
+export function pickablePorts(rangeFile = '/proc/sys/net/ipv4/ip_local_port_range'): { from: number; to: number } | undefined {
+  let ephemeralStart: number;
+  try {
+    ephemeralStart = Number(readFileSync(rangeFile, 'utf8').trim().split(/\s+/)[0]);
+  } catch {
+    return undefined;
+  }
+  const from = 20_000;
+  return Number.isInteger(ephemeralStart) && ephemeralStart - from >= 1000 ? { from, to: ephemeralStart } : undefined;
+}
+
+const PICK_TRIES = 50;
+
+/**
+ * Distinct free ports, one per name, held together while chosen so that none
+ * is chosen twice: `findFreePorts(['grpc', 'ui'])` → `{ grpc: 21305, ui: 27718 }`.
+ */
+export async function findFreePorts<const Names extends readonly string[]>(names: Names): Promise<Record<Names[number], number>> {
+  const reservations: PortReservation[] = [];
+  try {
+    for (let i = 0; i < names.length; i++) reservations.push(await reservePort());
+  } finally {
+    await Promise.all(reservations.map((reservation) => reservation.release()));
+  }
+  return Object.fromEntries(names.map((name, i) => [name, reservations[i]!.port])) as Record<Names[number], number>;
 }
 
 /** A free port held open (listening) until released, so the kernel hands it to no one else meanwhile. */
@@ -31,17 +69,31 @@ export interface PortReservation {
  * at once: held open, it would keep the release waiting, and the start with
  * it, for as long as its client kept it.
  */
-export function reservePort(): Promise<PortReservation> {
+export async function reservePort(): Promise<PortReservation> {
+  const range = pickablePorts();
+  if (range) {
+    for (let tries = 0; tries < PICK_TRIES; tries++) {
+      const reservation = await listenOn(range.from + Math.floor(Math.random() * (range.to - range.from)));
+      if (reservation) return reservation;
+    }
+  }
+  const reservation = await listenOn(0);
+  if (!reservation) throw new Error('no free port');
+  return reservation;
+}
+
+/** Listens on `port` (0: the kernel's choice) of 127.0.0.1; `undefined` when it is taken. */
+function listenOn(port: number): Promise<PortReservation | undefined> {
   return new Promise((resolve, reject) => {
     const server = net.createServer((socket) => socket.destroy());
     server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' && port !== 0 ? resolve(undefined) : reject(error)));
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      if (port === 0) return reject(new Error('no free port'));
+      const bound = typeof address === 'object' && address !== null ? address.port : 0;
+      if (bound === 0) return reject(new Error('no free port'));
       let released: Promise<void> | undefined;
-      resolve({ port, release: () => (released ??= new Promise<void>((done) => server.close(() => done()))) });
+      resolve({ port: bound, release: () => (released ??= new Promise<void>((done) => server.close(() => done()))) });
     });
   });
 }
