@@ -144,6 +144,7 @@ describe('reading projects', () => {
       { name: 'the anon key cannot rotate keys', method: 'POST', url: () => `/api/projects/${project.id}/keys/rotate`, headers: () => apikey(project.anonKey), body: { kind: 'anon' }, expectedStatus: 403, expectedEvents: { projectId: () => project.id, types: [] } },
       { name: 'a service key of another project is 401 invalid_api_key', method: 'GET', url: () => `/api/projects/${project.id}`, headers: () => apikey(bobsProject.serviceKey), expectedStatus: 401, expectedContent: ['invalid_api_key'] },
       { name: 'a service key cannot create projects', method: 'POST', url: '/api/projects', headers: () => apikey(project.serviceKey), body: { name: 'x' }, expectedStatus: 403 },
+      { name: 'a service key cannot rotate keys either (the answer holds both), and nothing is recorded', method: 'POST', url: () => `/api/projects/${project.id}/keys/rotate`, headers: () => apikey(project.serviceKey), body: { kind: 'service' }, expectedStatus: 403, expectedContent: ['forbidden'], expectedEvents: { projectId: () => project.id, types: [] } },
       { name: 'a service key is not shown the keys endpoint', method: 'GET', url: () => `/api/projects/${project.id}/keys`, headers: () => apikey(project.serviceKey), expectedStatus: 403 },
       { name: 'an unknown key is 401', method: 'GET', url: () => `/api/projects/${project.id}`, headers: apikey('bp_service_nope'), expectedStatus: 401, expectedContent: ['invalid_api_key'] },
       { name: 'no credentials is 401', method: 'GET', url: '/api/projects', expectedStatus: 401 },

@@ -104,7 +104,8 @@ export class ProjectsController {
   @HttpCode(200)
   async rotate(@Req() request: FastifyRequest, @Param() params: unknown, @Body() body: unknown) {
     const { id } = validate(IdParam, params, 'path');
-    const { caller } = await this.callers.forProject(request, id);
+    // A rotation answers both keys: for team members only, as the keys are shown.
+    const caller = await this.requireOperatorOf(request, id);
     return this.projects.rotateKey(caller, id, validate(RotateKeyBody, body).kind);
   }
 
@@ -140,9 +141,10 @@ export class ProjectsController {
     return this.projects.operation(id, opId);
   }
 
-  private async requireOperatorOf(request: FastifyRequest, projectId: string): Promise<void> {
+  private async requireOperatorOf(request: FastifyRequest, projectId: string) {
     const { caller } = await this.callers.forProject(request, projectId);
     if (caller.kind !== 'operator') throw new ApiError(403, 'forbidden', 'keys are shown to team members only');
+    return caller;
   }
 
   private answer<T>(reply: FastifyReply, outcome: CommandOutcome, status: number, resource: () => Promise<T>) {
