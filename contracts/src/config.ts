@@ -22,6 +22,13 @@ export interface Config {
   s3: S3Config;
   platformSecret: string | undefined;
   logLevel: LogLevel;
+  /**
+   * Proxies in front of the gateway whose `X-Forwarded-For` is believed
+   * (TRUSTED_PROXIES: addresses and CIDR ranges), besides loopback, which is
+   * always: a client's address, which the rate limits count by, is the last
+   * one of that header not in this list.
+   */
+  trustedProxies: string[];
 }
 
 /** Where the S3 backend keeps objects and how it reaches the service (S3_*). */
@@ -87,6 +94,37 @@ function hostPort(env: Env, name: string): string | undefined {
     throw new ConfigError(name, `must be host:port, got "${raw}"`);
   }
   return raw;
+}
+
+/** proxy-addr's names for ranges, which Fastify's `trustProxy` takes besides addresses. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function trustedProxies(env: Env): string[] {
+  const raw = text(env, 'TRUSTED_PROXIES');
+  if (raw === undefined) return [];
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    if (!PROXY_RANGE_NAMES.includes(entry) && !isAddressOrRange(entry)) {
+      throw new ConfigError('TRUSTED_PROXIES', `must be addresses or CIDR ranges separated by commas (or ${PROXY_RANGE_NAMES.join(', ')}), got "${entry}"`);
+    }
+  }
+  return entries;
+}
+
+/** `192.0.2.7`, `10.0.0.0/8`, `2001:db8::1`, `2001:db8::/32`. */
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  if (rest.length > 0 || (prefix !== undefined && !/^\d{1,3}$/.test(prefix))) return false;
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(address);
+  if (v4) return v4.slice(1).every((octet) => Number(octet) <= 255) && (prefix === undefined || Number(prefix) <= 32);
+  if (!address.includes(':') || !/^[0-9a-fA-F:.]+$/.test(address)) return false;
+  try {
+    // The URL parser knows IPv6's forms (`::`, an IPv4 tail); node:net is not for a module browsers load too.
+    new URL(`http://[${address}]/`);
+  } catch {
+    return false;
+  }
+  return prefix === undefined || Number(prefix) <= 128;
 }
 
 function bool(env: Env, name: string, fallback: boolean): boolean {
@@ -221,7 +259,16 @@ export function loadConfig(env: Env): Config {
     },
     platformSecret,
     logLevel,
+    trustedProxies: trustedProxies(env),
   };
+}
+
+/**
+ * What a service's `trustProxy` is given: loopback (the local gateway, which
+ * appends its client to `X-Forwarded-For`) and TRUSTED_PROXIES.
+ */
+export function proxiesToTrust(config: Pick<Config, 'trustedProxies'>): string[] {
+  return ['loopback', ...config.trustedProxies];
 }
 
 /**

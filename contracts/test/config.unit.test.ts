@@ -1,6 +1,6 @@
 /** The configuration schema: defaults, and one clear line naming a bad variable. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, loadServiceConfig, storageSweepVariables } from '../src/config';
+import { ConfigError, loadConfig, loadServiceConfig, proxiesToTrust, storageSweepVariables } from '../src/config';
 
 function failure(env: Record<string, string>): ConfigError {
   try {
@@ -52,6 +52,19 @@ describe('loadConfig', () => {
     const service = { DATABASE_URL: 'postgres://a@b/c', TEMPORAL_ADDRESS: '127.0.0.1:7233', PLATFORM_SECRET: 'x'.repeat(32) };
     expect(() => loadServiceConfig({ ...service, STORAGE_BACKEND: 's3' }, 'X_PORT')).toThrow(/S3_ENDPOINT/);
     expect(failure({ S3_BUCKET: 'Not_A_Bucket' }).variable).toBe('S3_BUCKET');
+  });
+
+  it('reads TRUSTED_PROXIES as addresses and CIDR ranges, none by default, loopback trusted always', () => {
+    expect(loadConfig({}).trustedProxies).toEqual([]);
+    expect(proxiesToTrust(loadConfig({}))).toEqual(['loopback']);
+    const listed = '192.0.2.7, 10.0.0.0/8,2001:db8::/32 , ::ffff:192.0.2.1, uniquelocal';
+    expect(loadConfig({ TRUSTED_PROXIES: listed }).trustedProxies).toEqual(['192.0.2.7', '10.0.0.0/8', '2001:db8::/32', '::ffff:192.0.2.1', 'uniquelocal']);
+    expect(proxiesToTrust(loadConfig({ TRUSTED_PROXIES: '10.0.0.0/8' }))).toEqual(['loopback', '10.0.0.0/8']);
+    for (const bad of ['ingress.local', '10.0.0.0/33', '256.0.0.1', '10.0.0.1/8/8', '2001:db8::/129', 'gggg::1', '10.0.0.1,', '*']) {
+      const error = failure({ TRUSTED_PROXIES: bad });
+      expect(error.variable, bad).toBe('TRUSTED_PROXIES');
+      expect(error.message).not.toContain('\n');
+    }
   });
 
   it('reads the S3 upload stall timeout in whole seconds, 30 by default', () => {

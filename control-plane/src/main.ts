@@ -9,7 +9,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import pino from 'pino';
-import { ConfigError, answerClientError, answerFrameworkError, idleConnectionError, loadServiceConfig, type ProjectEvent, type RecordedEvent } from '@baseplane/contracts';
+import { ConfigError, answerClientError, answerFrameworkError, idleConnectionError, loadServiceConfig, proxiesToTrust, type ProjectEvent, type RecordedEvent } from '@baseplane/contracts';
 import { AppModule } from './app.module';
 import { ApiErrorFilter } from './http/api-error.filter';
 import { migratePlatformDatabase } from './migrate';
@@ -48,8 +48,8 @@ async function main(): Promise<void> {
       reportHeal: ({ error, ...heal }) =>
         error ? log.error({ ...heal, err: error }, 'project login refused; resetting its password failed') : log.warn(heal, 'project login refused; its password was reset'),
     }),
-    // trustProxy: the client's address from X-Forwarded-For when the request comes from loopback (the local gateway), for the rate limits.
-    new FastifyAdapter({ bodyLimit: 1024 * 1024, trustProxy: 'loopback', clientErrorHandler: answerClientError, frameworkErrors: answerFrameworkError }),
+    // trustProxy: the client's address from X-Forwarded-For as the local gateway (on loopback) and TRUSTED_PROXIES pass it on, for the rate limits.
+    new FastifyAdapter({ bodyLimit: 1024 * 1024, trustProxy: proxiesToTrust(config), clientErrorHandler: answerClientError, frameworkErrors: answerFrameworkError }),
     // rawBody: the rows API reads a body's numbers again as written (rows/exact-json.ts).
     { logger: ['error', 'warn'], rawBody: true },
   );

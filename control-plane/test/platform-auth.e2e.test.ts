@@ -1,7 +1,7 @@
 /** `/api/auth` and `/api/teams` over HTTP through the gateway. */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bearer, call, scenarios, signUpOperator, someIp, type Operator } from '../../deploy/test/http';
+import { bearer, call, scenarios, signUpOperator, someIp, someUntrustedIngress, TRUSTED_INGRESS, type Operator } from '../../deploy/test/http';
 
 let operator: Operator;
 let other: Operator;
@@ -150,6 +150,22 @@ describe('rate limits on the door (per client IP, X-Forwarded-For from the local
     expect(tries.map((t) => t.status)).toEqual(Array(100).fill(400));
     expect((await login(ip, dave.email, 'correct horse battery')).status).toBe(429);
     expect((await login(someIp(), dave.email, 'correct horse battery')).status).toBe(200);
+  });
+
+  it('knows the client behind an ingress TRUSTED_PROXIES names, and takes an ingress it does not name for the client', async () => {
+    const erin = await signUpOperator('Erin');
+    const client = someIp();
+    for (let i = 0; i < 10; i++) expect((await login(`${client}, ${TRUSTED_INGRESS}`, erin.email, 'wrong password!')).status).toBe(400);
+    expect((await login(`${client}, ${TRUSTED_INGRESS}`, erin.email, 'correct horse battery')).status).toBe(429);
+    // Another client behind the same ingress is another IP.
+    expect((await login(`${someIp()}, ${TRUSTED_INGRESS}`, erin.email, 'correct horse battery')).status).toBe(200);
+
+    // Behind an ingress not named, its clients all count as it: what it says of them could be anything.
+    const frank = await signUpOperator('Frank');
+    const ingress = someUntrustedIngress();
+    for (let i = 0; i < 10; i++) expect((await login(`${someIp()}, ${ingress}`, frank.email, 'wrong password!')).status).toBe(400);
+    expect((await login(`${someIp()}, ${ingress}`, frank.email, 'correct horse battery')).status).toBe(429);
+    expect((await login(ingress, frank.email, 'correct horse battery')).status).toBe(429);
   });
 
   it('takes 30 sign-ups from one IP in 5 minutes, a taken address counted too, and makes nothing of the 31st', async () => {

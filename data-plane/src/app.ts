@@ -4,7 +4,7 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { ApiError, answerClientError, answerFrameworkError, unsupportedMediaType } from '@baseplane/contracts';
+import { ApiError, answerClientError, answerFrameworkError, proxiesToTrust, unsupportedMediaType } from '@baseplane/contracts';
 import type { ProjectDirectory } from './directory/project-directory';
 import { bindRestRoot } from './http/rest-root';
 import { bindAuthJwks } from './http/auth-jwks';
@@ -39,6 +39,8 @@ export interface DataPlaneDependencies {
   refreshTokens: RefreshTokens;
   mailers: ProjectMailers;
   publicUrl: string;
+  /** TRUSTED_PROXIES: besides loopback, whose `X-Forwarded-For` names the client. */
+  trustedProxies: string[];
   log: Logger;
 }
 
@@ -47,8 +49,8 @@ const BODY_LIMIT = 10 * 1024 * 1024;
 
 export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
   // Request lines are logged at info by Fastify; the hot path keeps only warnings.
-  // The gateway in front appends the client's address to X-Forwarded-For; it is the proxy we trust.
-  const app = Fastify({ loggerInstance: deps.log.child({}, { level: 'warn' }) as FastifyBaseLogger, bodyLimit: BODY_LIMIT, trustProxy: 'loopback', clientErrorHandler: answerClientError, frameworkErrors: answerFrameworkError });
+  // The gateway in front (on loopback) appends the client's address to X-Forwarded-For; it and TRUSTED_PROXIES are believed.
+  const app = Fastify({ loggerInstance: deps.log.child({}, { level: 'warn' }) as FastifyBaseLogger, bodyLimit: BODY_LIMIT, trustProxy: proxiesToTrust({ trustedProxies: deps.trustedProxies }), clientErrorHandler: answerClientError, frameworkErrors: answerFrameworkError });
 
   app.get('/healthz', async (_request, reply) => {
     if (!deps.directory.ready) return reply.status(503).send({ status: 'unavailable', pid: process.pid });

@@ -56,7 +56,7 @@ async function main(): Promise<void> {
     callers: new StorageCallers(directory, tokens, platformDb, platformTokenKey(config.platformSecret)),
     urls: new ObjectUrls(config.platformSecret, config.publicUrl),
   };
-  const app = buildDataPlane({ directory, tenants, tokens, codes, refreshTokens, mailers, publicUrl: config.publicUrl, log, dataApi, storage });
+  const app = buildDataPlane({ directory, tenants, tokens, codes, refreshTokens, mailers, publicUrl: config.publicUrl, trustedProxies: config.trustedProxies, log, dataApi, storage });
   await app.listen({ port: config.listenPort, host: '127.0.0.1' });
   log.info({ port: config.listenPort }, 'data plane listening');
   const shutdown = async () => {

@@ -10,7 +10,7 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import pg from 'pg';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { tenantDatabaseName } from '@baseplane/contracts';
-import { call, createProject, scenarios, signUpOperator, someIp, type ProjectAnswer } from '../../deploy/test/http';
+import { call, createProject, scenarios, signUpOperator, someIp, someUntrustedIngress, TRUSTED_INGRESS, type ProjectAnswer } from '../../deploy/test/http';
 
 let project: ProjectAnswer;
 let other: ProjectAnswer;
@@ -162,6 +162,18 @@ describe('failed sign-ins', () => {
     expect((await signin(ip, { email: user, password: 'wrong password' })).status).toBe(429);
     const elsewhere = await signin(someIp(), { email: user, password });
     expect(elsewhere.status, elsewhere.text).toBe(200);
+  });
+
+  it('knows the client behind an ingress TRUSTED_PROXIES names, and takes an ingress it does not name for the client', async () => {
+    const client = someIp();
+    const tries = (forwardedFor: () => string) => Array.from({ length: 10 }, () => () => signin(forwardedFor(), { email: user, password: 'wrong password' }));
+    expect(await statuses(tries(() => `${client}, ${TRUSTED_INGRESS}`))).toEqual(Array(10).fill(400));
+    expect((await signin(`${client}, ${TRUSTED_INGRESS}`, { email: user, password })).status).toBe(429);
+    expect((await signin(`${someIp()}, ${TRUSTED_INGRESS}`, { email: user, password })).status).toBe(200);
+
+    const ingress = someUntrustedIngress();
+    expect(await statuses(tries(() => `${someIp()}, ${ingress}`))).toEqual(Array(10).fill(400));
+    expect((await signin(`${someIp()}, ${ingress}`, { email: user, password })).status).toBe(429);
   });
 
   it('counts an address in its one form: a variant PostgreSQL would lower alike (İ for i) is another address, not a way past the limit', async () => {

@@ -24,6 +24,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   env.S3_UPLOAD_STALL_TIMEOUT_SECONDS ??= '8';
   // The data plane runs as a fleet: two replicas behind the gateway, so tests see what a scaled deployment does.
   env.DATA_PLANE_REPLICAS ??= '2';
+  // An ingress in front of the gateway, as in a deployment: tests send X-Forwarded-For as it would pass it on (see TRUSTED_INGRESS).
+  env.TRUSTED_PROXIES ??= '192.0.2.0/24';
 
   let stack: Stack;
   try {

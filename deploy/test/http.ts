@@ -44,6 +44,14 @@ export interface Operator {
 }
 
 /** A client address of its own per call, so that the per-IP limits stay out of the way (the stack trusts X-Forwarded-For from loopback). */
+/**
+ * An ingress's address in the TRUSTED_PROXIES the test stack runs with, and
+ * one outside it: `X-Forwarded-For: <client>, <ingress>` is what an ingress in
+ * front of the gateway passes on.
+ */
+export const TRUSTED_INGRESS = '192.0.2.10';
+export const someUntrustedIngress = () => `198.51.100.${Math.floor(Math.random() * 254) + 1}`;
+
 export const someIp = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250) + 1}`;
 
 /** A new operator with a team of their own, signed up from an address of its own (the sign-up limit is per IP). */
