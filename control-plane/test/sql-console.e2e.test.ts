@@ -176,6 +176,19 @@ describe('transactions and errors', () => {
     });
   });
 
+  it('answers a query that made its transaction or the session read-only, and records the DDL it committed before', async () => {
+    const readOnly = await sql('set transaction read only; select 1 as one');
+    expect(readOnly.status, readOnly.text).toBe(200);
+    expect(readOnly.body.rows).toEqual([{ one: 1 }]);
+
+    const answer = await sql('begin; create table kept_read_only (id int); commit; set default_transaction_read_only = on; select 2 as two');
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.rows).toEqual([{ two: 2 }]);
+    expect(await tableExists('kept_read_only')).toBe(true);
+    const events = await call('GET', `/api/projects/${project.id}/events`, { headers: auth() });
+    expect(events.body.events.at(-1)).toMatchObject({ type: 'SqlDdlRecorded', data: { commands: [{ commandTag: 'CREATE TABLE', objectIdentity: 'public.kept_read_only' }] } });
+  });
+
   it('does not carry one call’s session settings into the next', async () => {
     await sql(`set statement_timeout = 1; set search_path = nowhere`);
     const answer = await sql('select 1 as fine');

@@ -275,7 +275,16 @@ export class SqlConsole {
         const statement = await this.watched(canceller, pid, () => this.runQuery(client, query, mode));
         const duration = Math.round((performance.now() - started) * 100) / 100;
         const result = await this.answer(client, statement, duration);
-        const ddl = await takeDdlLog(client, since, batch, actor);
+        let ddl: DdlCommand[];
+        try {
+          ddl = await takeDdlLog(client, since, batch, actor);
+        } catch (error) {
+          if (!(isDatabaseError(error) && error.code === '25006')) throw error;
+          // The query made its transaction, or the session, read-only (`set transaction read only`):
+          // no DDL took effect in it, and what a COMMIT of the query's own made permanent is taken on its own.
+          if (inTransaction) await client.query('rollback');
+          return { result, ddl: await this.takeLeftovers(client, since, batch, actor) };
+        }
         if (inTransaction) await client.query('commit');
         return { result, ddl };
       } catch (error) {
