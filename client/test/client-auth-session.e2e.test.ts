@@ -165,6 +165,47 @@ describe('the kept session', () => {
     expect((await second.auth.refreshSession()).error).toBeNull();
   });
 
+  it('changes only the user when a profile update lands while its own refresh is in flight: the refreshed tokens stay', async () => {
+    const storage = memoryStorage();
+    let patchAnswered!: () => void;
+    const answered = new Promise<void>((resolve) => (patchAnswered = resolve));
+    // The refresh's answer is held until the update's answer is in: the update then waits on the refresh's lock.
+    const heldRefresh: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (init?.method === 'PATCH' && String(input).endsWith('/auth/me')) patchAnswered();
+      if (String(input).endsWith('/auth/refresh')) await answered.then(() => wait(300));
+      return response;
+    };
+    const { client, log, session } = await signedUp({ fetch: heldRefresh, auth: { storage, storageKey: 'update-in-refresh', autoRefreshToken: false } });
+    const [refreshed, updated] = await Promise.all([client.auth.refreshSession(), client.auth.updateUser({ lastName: 'Byron' })]);
+    expect(refreshed.error ?? updated.error).toBeNull();
+    const token = refreshed.data!.session.refreshToken;
+    expect(token).not.toBe(session.refreshToken);
+    const stored = JSON.parse((await storage.getItem('update-in-refresh'))!);
+    expect(stored).toMatchObject({ refreshToken: token, user: { lastName: 'Byron' } });
+    expect((await client.auth.getSession()).data?.session).toMatchObject({ refreshToken: token, user: { lastName: 'Byron' } });
+    expect(log.events).toEqual(['INITIAL_SESSION', 'SIGNED_IN', 'TOKEN_REFRESHED', 'USER_UPDATED']);
+    expect(log.sessions.at(-1)).toMatchObject({ refreshToken: token, user: { lastName: 'Byron' } });
+  });
+
+  it('changes only the user when another client sharing the storage refreshed meanwhile: no spent token comes back, the session lives on', async () => {
+    const storage = memoryStorage();
+    const shared = { storage, storageKey: 'update-after-other', autoRefreshToken: false };
+    const { client, log } = await signedUp({ auth: shared });
+    const second = appClient(p, { auth: shared });
+    expect((await second.auth.refreshSession()).error).toBeNull();
+    const latest = await second.auth.refreshSession();
+    expect(latest.error).toBeNull();
+    expect((await client.auth.updateUser({ lastName: 'Byron' })).error).toBeNull();
+    // The first client's own token is two rotations old, past the server's grace: spending it would revoke the session.
+    const again = await client.auth.refreshSession();
+    expect(again.error).toBeNull();
+    expect(again.data!.session.user.lastName).toBe('Byron');
+    expect(JSON.parse((await storage.getItem('update-after-other'))!)).toMatchObject({ refreshToken: again.data!.session.refreshToken, user: { lastName: 'Byron' } });
+    expect((await second.auth.refreshSession()).error).toBeNull();
+    expect(log.events).toEqual(['INITIAL_SESSION', 'SIGNED_IN', 'USER_UPDATED', 'TOKEN_REFRESHED']);
+  });
+
   it('refreshes automatically a margin before expiry', async () => {
     const { client, log, session } = await signedUp({ auth: { refreshMargin: 3598 } });
     await expect.poll(() => log.events, { timeout: 8_000, interval: 200 }).toContain('TOKEN_REFRESHED');

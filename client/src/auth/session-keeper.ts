@@ -86,10 +86,19 @@ export class SessionKeeper {
     return session;
   }
 
-  /** The signed-in user changed (profile, verification, email): stored, then announced. */
+  /**
+   * The signed-in user changed (profile, verification, email): stored, then
+   * announced. Only `user` changes, on the session as stored now: a refresh
+   * that ended while the change was on its way (here or in another client of
+   * this storage) rotated the tokens, and putting back the ones it spent
+   * would make the next refresh a reuse, which revokes the session.
+   */
   async updateUser(user: User, event: AuthEvent): Promise<void> {
-    const session = this.session;
-    if (session && session.user.id === user.id) await this.exclusively(() => this.save({ ...session, user }));
+    await this.exclusively(async () => {
+      const stored = parseStoredSession(await this.readStored());
+      // Someone else's session (or none) now: the change is not for what is stored.
+      if (stored && stored.user.id === user.id) await this.save({ ...stored, user });
+    });
     this.listeners.emit(event, this.session);
   }
 
