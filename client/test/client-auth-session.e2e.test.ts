@@ -165,6 +165,19 @@ describe('the kept session', () => {
     expect((await second.auth.refreshSession()).error).toBeNull();
   });
 
+  it('takes another user’s session found at refresh as a sign-in (SIGNED_IN, not TOKEN_REFRESHED)', async () => {
+    const storage = memoryStorage();
+    const shared = { storage, storageKey: 'switched-user', autoRefreshToken: false };
+    const { client, log } = await signedUp({ auth: shared });
+    // Another client on the same storage signs in as someone else.
+    const other = await appClient(p, { auth: shared }).auth.signUp({ email: newEmail(), password: PASSWORD });
+    const { data, error } = await client.auth.refreshSession();
+    expect(error).toBeNull();
+    expect(data!.session.user.id).toBe(other.data!.user.id);
+    expect(log.events).toEqual(['INITIAL_SESSION', 'SIGNED_IN', 'SIGNED_IN']);
+    expect(log.sessions.at(-1)?.user.id).toBe(other.data!.user.id);
+  });
+
   it('changes only the user when a profile update lands while its own refresh is in flight: the refreshed tokens stay', async () => {
     const storage = memoryStorage();
     let patchAnswered!: () => void;

@@ -138,15 +138,21 @@ export class SessionKeeper {
     }
     if (stored.refreshToken !== asked?.refreshToken && !this.nearExpiry(stored)) {
       // Another tab refreshed (or signed in) since we asked: its session is ours now.
-      if (stored.refreshToken !== this.session?.refreshToken) this.adopt(stored, this.session ? 'TOKEN_REFRESHED' : 'SIGNED_IN');
+      if (stored.refreshToken !== this.session?.refreshToken) this.adopt(stored, this.arrivalOf(stored));
       return ok(stored);
     }
+    const event = this.arrivalOf(stored);
     const answer = await this.options.callRefresh(stored.refreshToken);
     if (answer.error) return this.refreshFailed(answer.error);
     const session = sessionFrom(answer.data, stored.user);
     await this.save(session);
-    this.listeners.emit('TOKEN_REFRESHED', session);
+    this.listeners.emit(event, session);
     return ok(session);
+  }
+
+  /** How a session found in storage arrives here: new tokens of the user signed in here, or a sign-in (nobody here, or someone else). */
+  private arrivalOf(session: Session): AuthEvent {
+    return this.session?.user.id === session.user.id ? 'TOKEN_REFRESHED' : 'SIGNED_IN';
   }
 
   /** The server refused the refresh token: the session is over. Anything else: keep it and try again soon. */
@@ -274,7 +280,7 @@ export class SessionKeeper {
       if (!session) {
         if (this.session) this.dropAndAnnounce();
       } else if (session.refreshToken !== this.session?.refreshToken) {
-        this.adopt(session, this.session?.user.id === session.user.id ? 'TOKEN_REFRESHED' : 'SIGNED_IN');
+        this.adopt(session, this.arrivalOf(session));
       }
     });
     // Timers sleep in background tabs: catch up when the tab shows again.
