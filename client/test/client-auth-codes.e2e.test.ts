@@ -6,8 +6,8 @@
  * refusal resolved as an error with its status.
  */
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { createClient, type BaseplaneClient } from '../src/index';
-import { codeFor } from '../../deploy/test/inbox';
+import { createClient, memoryStorage, type BaseplaneClient } from '../src/index';
+import { codeFor, inbox } from '../../deploy/test/inbox';
 import { appClient, clientProject, eventLog, newEmail, PASSWORD, type ClientProject } from './client-fixtures';
 
 let p: ClientProject;
@@ -55,6 +55,34 @@ describe('password reset', () => {
     expect(log.events).toEqual(['INITIAL_SESSION', 'PASSWORD_RECOVERY']);
     expect((await client.auth.signIn({ email, password: PASSWORD })).error?.code).toBe('invalid_credentials');
     expect((await client.auth.signIn({ email, password: 'a brand new password' })).error).toBeNull();
+  });
+
+  it('forgets the session of a client that reset its own user’s password (the server ended it): SIGNED_OUT, then PASSWORD_RECOVERY', async () => {
+    const storage = memoryStorage();
+    const client = appClient(p, { auth: { storage, storageKey: 'own-reset' } });
+    const log = eventLog(client);
+    const email = newEmail();
+    expect((await client.auth.signUp({ email, password: PASSWORD })).error).toBeNull();
+    const before = (await inbox(p.operator.token, email)).length;
+    expect((await client.auth.forgotPassword({ email })).error).toBeNull();
+    const { error } = await client.auth.resetPassword({ otp: await code(email, { after: before }), newPassword: 'a brand new password' });
+    expect(error).toBeNull();
+    expect(log.events).toEqual(['INITIAL_SESSION', 'SIGNED_IN', 'SIGNED_OUT', 'PASSWORD_RECOVERY']);
+    expect(log.sessions.slice(2)).toEqual([null, null]);
+    expect((await client.auth.getSession()).data).toEqual({ session: null });
+    expect(await storage.getItem('own-reset')).toBeNull();
+    expect((await client.auth.signIn({ email, password: 'a brand new password' })).error).toBeNull();
+  });
+
+  it('keeps the session of a client that reset another user’s password', async () => {
+    const { client, log } = await signedUp();
+    const { email: other } = await signedUp();
+    const before = (await inbox(p.operator.token, other)).length;
+    expect((await client.auth.forgotPassword({ email: other })).error).toBeNull();
+    expect((await client.auth.resetPassword({ otp: await code(other, { after: before }), newPassword: 'a brand new password', email: other })).error).toBeNull();
+    expect(log.events).toEqual(['INITIAL_SESSION', 'SIGNED_IN', 'PASSWORD_RECOVERY']);
+    expect(log.sessions.at(-1)).not.toBeNull();
+    expect((await client.auth.getUser()).error).toBeNull();
   });
 
   it('refuses a wrong code with 422, and an unknown key with 401', async () => {

@@ -7,7 +7,7 @@ import { clientError, failed, ok, request, type Fetch, type Result } from '../re
 import type { Message, Provider, Session, SessionAnswer, User } from '../types.js';
 import { AuthListeners, type AuthListener, type Subscription } from './auth-events.js';
 import { providerSignInUrl, readProviderCallback } from './provider-login.js';
-import { sessionAnswerProblem } from './session.js';
+import { sessionAnswerProblem, sessionIdOf } from './session.js';
 import type { SessionKeeper } from './session-keeper.js';
 
 export interface SignUpCredentials {
@@ -133,10 +133,17 @@ export class AuthClient {
     return this.call('POST', '/forgot-password', input);
   }
 
-  /** Sets a new password with the emailed code (PASSWORD_RECOVERY); the server ends every session of the user. */
+  /**
+   * Sets a new password with the emailed code (PASSWORD_RECOVERY). The server
+   * ends every session of the user: when the session kept here was one of
+   * them (a signed-in user reset their own password), it is forgotten first
+   * (SIGNED_OUT), and PASSWORD_RECOVERY comes with no session.
+   */
   async resetPassword(input: { otp: string; newPassword: string; email?: string }): Promise<Result<Message>> {
     const answer = await this.call<Message>('POST', '/reset-password', input);
-    if (!answer.error) this.keeper.listeners.emit('PASSWORD_RECOVERY', this.keeper.current);
+    if (answer.error) return answer;
+    await this.forgetIfEnded();
+    this.keeper.listeners.emit('PASSWORD_RECOVERY', this.keeper.current);
     return answer;
   }
 
@@ -241,6 +248,20 @@ export class AuthClient {
       await this.keeper.ready;
     }
     return request<T>(this.options.fetch, { method, url: `${this.options.authUrl}${path}`, headers, body, expect });
+  }
+
+  /**
+   * After a password reset: whether the session kept here was the user's is
+   * not in the answer (a code may come without the email), so `GET /me`,
+   * which checks the session, says whether it still lives.
+   */
+  private async forgetIfEnded(): Promise<void> {
+    const session = this.keeper.current;
+    const sessionId = session && sessionIdOf(session);
+    if (!sessionId) return;
+    // A token about to expire is refreshed first; a refresh of an ended session is refused and signs out by itself.
+    const me = await this.call<User>('GET', '/me', undefined, true);
+    if (me.error?.code === 'invalid_token') await this.keeper.ended(sessionId);
   }
 
   private async signedIn(answer: Result<SessionAnswer>): Promise<Result<SessionData>> {

@@ -14,7 +14,7 @@
 import { failed, ok, clientError, type ClientError, type Result } from '../result.js';
 import type { Session, SessionAnswer, User } from '../types.js';
 import { AuthListeners, type AuthEvent } from './auth-events.js';
-import { parseStoredSession, refreshMarginOf, secondsLeft, sessionFrom } from './session.js';
+import { parseStoredSession, refreshMarginOf, secondsLeft, sessionFrom, sessionIdOf } from './session.js';
 import { LEDGER_HISTORY, type LedgerEntry, type SessionLedger } from './session-ledger.js';
 import type { SessionStorage } from './session-storage.js';
 
@@ -110,6 +110,23 @@ export class SessionKeeper {
   async clear(): Promise<void> {
     await this.exclusively(() => this.forget());
     this.listeners.emit('SIGNED_OUT', null);
+  }
+
+  /**
+   * The server ended the session `sessionId` names (a password reset ends
+   * every session of its user): forgotten here and in storage, then
+   * SIGNED_OUT. A session signed in since (another id) is left alone.
+   */
+  async ended(sessionId: string): Promise<void> {
+    const dropped = await this.exclusively(async () => {
+      const stored = parseStoredSession(await this.readStored());
+      if (stored && sessionIdOf(stored) === sessionId) await this.store(null);
+      if (!this.session || sessionIdOf(this.session) !== sessionId) return false;
+      this.session = null;
+      this.schedule();
+      return true;
+    });
+    if (dropped) this.listeners.emit('SIGNED_OUT', null);
   }
 
   /** Starts or stops refreshing on a timer (a page in the background, a process about to end). */

@@ -64,6 +64,9 @@ export function parseStoredSession(text: string | null): Session | null {
   }
 }
 
+/** The server's id of a session (its access token's `session_id`), which stays the same across refreshes. */
+export const sessionIdOf = (session: Session): string | null => claimsOf(session.accessToken)?.session_id ?? null;
+
 /** The payload of a JWT, or null when it is not one. */
 export function claimsOf(token: string): AccessClaims | null {
   const payload = token.split('.')[1];
