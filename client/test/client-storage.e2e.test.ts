@@ -5,10 +5,11 @@
  * and the management client's `storage.objects` with the operator's rights —
  * each call once succeeding and once refused.
  */
+import { Readable } from 'node:stream';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createClient, createManagementClient, type BaseplaneClient, type ManagementClient } from '../src/index';
 import { bearer, call } from '../../deploy/test/http';
-import { appClient, clientProject, deadBaseUrl, newEmail, PASSWORD, type ClientProject } from './client-fixtures';
+import { appClient, clientProject, deadBaseUrl, newEmail, PASSWORD, recordingFetch, type ClientProject } from './client-fixtures';
 
 let p: ClientProject;
 let m: ManagementClient;
@@ -97,6 +98,39 @@ describe('a signed-in user under RLS', () => {
     expect((await bob.storage.from('avatars').remove([`${aliceId}/old.txt`])).data).toEqual({ deleted: [] });
     expect((await alice.storage.from('avatars').remove([`${aliceId}/old.txt`])).data).toEqual({ deleted: [`${aliceId}/old.txt`] });
     expect((await alice.storage.from('avatars').remove([])).error).toMatchObject({ status: 400 });
+  });
+});
+
+describe('upload bodies', () => {
+  it('refuses a body it cannot send whole (a web or Node stream, a plain object) with invalid_request, without a request', async () => {
+    const recorder = recordingFetch();
+    const carol = appClient(p, { projectId: p.project.id, fetch: recorder.fetch });
+    const carolId = (await carol.auth.signUp({ email: newEmail('carol'), password: PASSWORD })).data!.user.id;
+    const bucket = carol.storage.from('avatars');
+    const sent = recorder.requests.length;
+    const webStream = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('streamed'));
+        controller.close();
+      },
+    });
+    for (const body of [webStream, Readable.from(['streamed']), { text: 'streamed' }, 42]) {
+      const answer = await bucket.upload(`${carolId}/streamed.txt`, body as never);
+      expect(answer).toEqual({ data: null, error: { code: 'invalid_request', message: expect.stringContaining('Blob'), details: null, hint: expect.any(String), status: 0 } });
+    }
+    expect((await m.storage.objects.upload(p.project.id, 'docs', 'streamed.txt', webStream as never)).error).toMatchObject({ code: 'invalid_request', status: 0 });
+    expect(recorder.requests.length).toBe(sent);
+    expect((await bucket.list(`${carolId}/`)).data).toEqual({ objects: [], prefixes: [] });
+  });
+
+  it('sends a string as text/plain;charset=UTF-8 (stored as text/plain), bytes as application/octet-stream', async () => {
+    const bucket = alice.storage.from('avatars');
+    expect((await bucket.upload(`${aliceId}/words.txt`, 'plain words')).data).toMatchObject({ size: 11, contentType: 'text/plain' });
+    const downloaded = await bucket.download(`${aliceId}/words.txt`);
+    expect(downloaded.data!.type).toBe('text/plain');
+    expect(await downloaded.data!.text()).toBe('plain words');
+    expect((await bucket.upload(`${aliceId}/bytes.bin`, new Uint8Array([1, 2]))).data).toMatchObject({ size: 2, contentType: 'application/octet-stream' });
+    expect((await bucket.remove([`${aliceId}/words.txt`, `${aliceId}/bytes.bin`])).error).toBeNull();
   });
 });
 

@@ -3,12 +3,12 @@
  * application client (anon key and user token, governed by RLS on
  * `storage.objects`) and the management client (operator token or service key).
  */
-import { ok, type Result } from '../result.js';
+import { clientError, failed, ok, type ClientError, type Result } from '../result.js';
 import { segment, send, type Transport } from '../transport.js';
 import type { FileBody, ObjectList, SignedUrl, StoredObject } from '../types.js';
 
 export interface UploadOptions {
-  /** Defaults to the Blob's own type, else `application/octet-stream`. */
+  /** Defaults to the Blob's own type, `text/plain;charset=UTF-8` for a string (stored as `text/plain`), else `application/octet-stream`. */
   contentType?: string;
   /** Replace an object already at this path (otherwise 409). */
   upsert?: boolean;
@@ -22,10 +22,31 @@ export interface ListOptions {
 const objectsPath = (projectId: string, bucket: string) => `/api/projects/${segment(projectId)}/storage/buckets/${segment(bucket)}/objects`;
 
 export function uploadObject(t: Transport, projectId: string, bucket: string, path: string, body: FileBody, options: UploadOptions = {}): Promise<Result<StoredObject>> {
-  const type = options.contentType ?? (body instanceof Blob && body.type ? body.type : 'application/octet-stream');
+  // `new Blob([x])` takes anything else as the text of String(x): a stream would be stored as "[object ReadableStream]".
+  if (!isFileBody(body)) return Promise.resolve(failed(unsendableBody(body)));
+  const type = options.contentType ?? defaultContentType(body);
   const form = new FormData();
   form.append('file', new Blob([body as BlobPart], { type }), path.split('/').pop() || 'file');
   return send(t, 'POST', objectsPath(projectId, bucket), { query: { path, upsert: options.upsert }, body: form });
+}
+
+function isFileBody(body: unknown): body is FileBody {
+  return typeof body === 'string' || body instanceof Blob || body instanceof ArrayBuffer || ArrayBuffer.isView(body);
+}
+
+/** As supabase-js types them: a Blob (a File) by its own type, text as UTF-8 text, bytes as bytes. */
+function defaultContentType(body: FileBody): string {
+  if (body instanceof Blob && body.type) return body.type;
+  return typeof body === 'string' ? 'text/plain;charset=UTF-8' : 'application/octet-stream';
+}
+
+function unsendableBody(body: unknown): ClientError {
+  const kind = body === null ? 'null' : typeof body === 'object' ? (body.constructor?.name ?? 'an object') : typeof body;
+  return clientError(
+    'invalid_request',
+    `an upload body must be a Blob, File, ArrayBuffer, typed array or string (got ${kind})`,
+    'read a stream into a Blob first (await new Response(stream).blob())',
+  );
 }
 
 /** The object's bytes; `range` is an HTTP byte range such as `bytes=0-99`. */
