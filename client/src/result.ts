@@ -94,10 +94,17 @@ function isErrorBody(body: unknown): body is { code: unknown; message: string; d
 /** Performs one request and resolves to its Result; never rejects. */
 export async function request<T>(fetchImpl: Fetch, spec: RequestSpec): Promise<Result<T>> {
   const kind = spec.as ?? 'json';
+  // Serialised apart from the fetch: a body JSON cannot encode (a BigInt, a cycle) is the caller's mistake, and nothing is sent.
+  let sent: BodyInit | undefined;
+  try {
+    sent = bodyOf(spec.body);
+  } catch (cause) {
+    return failed(clientError('invalid_request', `the request body cannot be sent as JSON (${messageOf(cause)})`));
+  }
   let response: Response;
   let body: Blob | string;
   try {
-    response = await fetchImpl(spec.url, { method: spec.method, headers: headersOf(spec), body: bodyOf(spec.body) });
+    response = await fetchImpl(spec.url, { method: spec.method, headers: headersOf(spec), body: sent });
     // Read inside the same try: the connection may break while the body comes in.
     body = kind === 'blob' && response.ok ? await response.blob() : await response.text();
   } catch (cause) {

@@ -46,6 +46,21 @@ describe('the result rule', () => {
     expect((await request(async () => new Response('<html>'), { method: 'GET', url: 'http://x/' })).error).toMatchObject({ code: 'invalid_response', status: 200 });
     expect(await request(async () => new Response(null, { status: 204 }), { method: 'POST', url: 'http://x/' })).toEqual({ data: null, error: null });
   });
+
+  it('refuses a body JSON cannot encode (a BigInt, a cycle) as invalid_request, without sending it', async () => {
+    let sent = 0;
+    const fetchImpl = async () => {
+      sent += 1;
+      return new Response('{}');
+    };
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    for (const body of [{ amount: 10n }, cyclic]) {
+      const answer = await request(fetchImpl, { method: 'POST', url: 'http://x/', body });
+      expect(answer).toEqual({ data: null, error: { code: 'invalid_request', message: expect.stringContaining('JSON'), details: null, hint: null, status: 0 } });
+    }
+    expect(sent).toBe(0);
+  });
 });
 
 describe('sessions', () => {
