@@ -7,7 +7,7 @@
  */
 import { Readable } from 'node:stream';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { createClient, createManagementClient, type BaseplaneClient, type ManagementClient } from '../src/index';
+import { createClient, createManagementClient, memoryStorage, type BaseplaneClient, type ManagementClient } from '../src/index';
 import { bearer, call } from '../../deploy/test/http';
 import { appClient, clientProject, deadBaseUrl, newEmail, PASSWORD, recordingFetch, type ClientProject } from './client-fixtures';
 
@@ -151,6 +151,13 @@ describe('public URLs', () => {
     expect(anonymous.storage.from('pics').getPublicUrl('cat.png').error).toMatchObject({ code: 'project_id_required', status: 0 });
     expect((await anonymous.storage.from('pics').list()).error).toMatchObject({ code: 'project_id_required', status: 0 });
     expect(bob.storage.from('pics').getPublicUrl('a/b c.png').data!.publicUrl).toBe(`${inject('baseUrl')}/storage/v1/object/public/${p.project.id}/pics/a/b%20c.png`);
+  });
+
+  it('knows the project of a session stored in a synchronous storage at once, before it has loaded', async () => {
+    const storage = memoryStorage();
+    expect((await appClient(p, { auth: { storage } }).auth.signUp({ email: newEmail(), password: PASSWORD })).error).toBeNull();
+    const next = appClient(p, { auth: { storage } });
+    expect(next.storage.from('pics').getPublicUrl('cat.png')).toEqual({ data: { publicUrl: `${inject('baseUrl')}/storage/v1/object/public/${p.project.id}/pics/cat.png` }, error: null });
   });
 });
 

@@ -52,7 +52,16 @@ export class SessionKeeper {
 
   constructor(private readonly options: SessionKeeperOptions) {
     this.autoRefresh = options.autoRefresh;
-    this.ready = this.load();
+    let first: ReturnType<SessionStorage['getItem']>;
+    try {
+      first = options.storage.getItem(options.storageKey);
+    } catch (error) {
+      first = Promise.reject(error);
+    }
+    // A storage that answers at once (localStorage, memory) shows its session before `ready`: getPublicUrl,
+    // which makes no request and cannot wait, reads the project from it. `load` still settles what it is.
+    if (typeof first === 'string' || first === null) this.session = parseStoredSession(first);
+    this.ready = this.load(first);
     if (options.followOtherTabs) this.followOtherTabs();
   }
 
@@ -183,10 +192,11 @@ export class SessionKeeper {
     return failed(error);
   }
 
-  private async load(): Promise<void> {
+  /** `first` is storage's answer the constructor already asked for. */
+  private async load(first: ReturnType<SessionStorage['getItem']>): Promise<void> {
     let stored: Session | null = null;
     try {
-      stored = parseStoredSession(await this.readStored());
+      stored = parseStoredSession(await this.readStored(first));
     } catch (error) {
       console.error('baseplane: could not read the stored session', error);
     }
@@ -197,12 +207,13 @@ export class SessionKeeper {
   }
 
   /** The stored session as every tab would read it now (the ledger's value when storage still shows one it replaced). */
-  private async readStored(): Promise<string | null> {
-    return (await this.readCurrent()).value;
+  private async readStored(answer?: ReturnType<SessionStorage['getItem']>): Promise<string | null> {
+    return (await this.readCurrent(answer)).value;
   }
 
-  private async readCurrent(): Promise<{ value: string | null; entry: LedgerEntry | null }> {
-    const value = await this.options.storage.getItem(this.options.storageKey);
+  /** `answer`: storage's answer when already asked for, else it is asked now. */
+  private async readCurrent(answer = this.options.storage.getItem(this.options.storageKey)): Promise<{ value: string | null; entry: LedgerEntry | null }> {
+    const value = await answer;
     const entry = await this.readLedger();
     const replaced = entry !== null && entry.stored !== value && entry.replaced.includes(value);
     return { value: replaced ? entry.stored : value, entry };
