@@ -36,6 +36,23 @@ describe('roles', () => {
     expect((await rest('POST', 'rpc/whoami', p.service, {})).body).toMatchObject({ role: 'service_role' });
   });
 
+  it('sets request.jwt.claims to a JSON object for every caller, the role alone without a token (as PostgREST)', async () => {
+    await sql(p, `
+      create function my_claims() returns jsonb language sql stable as $$ select current_setting('request.jwt.claims', true)::jsonb $$;
+      create function my_sub() returns text language sql stable as $$ select current_setting('request.jwt.claims', true)::jsonb ->> 'sub' $$;
+    `);
+    const anon = await rest('POST', 'rpc/my_claims', p.anon, {});
+    expect(anon.status, anon.text).toBe(200);
+    expect(anon.body).toEqual({ role: 'anon' });
+    expect((await rest('POST', 'rpc/my_claims', { ...p.anon, authorization: `Bearer ${p.project.anonKey}` }, {})).body).toEqual({ role: 'anon' });
+    expect((await rest('POST', 'rpc/my_claims', p.service, {})).body).toEqual({ role: 'service_role' });
+    expect((await rest('POST', 'rpc/my_claims', as(ada), {})).body).toMatchObject({ role: 'authenticated', sub: ada.id });
+    const sub = await rest('POST', 'rpc/my_sub', p.anon, {});
+    expect(sub.status, sub.text).toBe(200);
+    expect(sub.body).toBeNull();
+    expect((await rest('POST', 'rpc/my_sub', as(ada), {})).body).toBe(ada.id);
+  });
+
   it('takes a Bearer equal to the API key (what Supabase clients send signed out) as no user', async () => {
     const answer = await rest('POST', 'rpc/whoami', { ...p.anon, authorization: `Bearer ${p.project.anonKey}` }, {});
     expect(answer.body).toMatchObject({ role: 'anon' });

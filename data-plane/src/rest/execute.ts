@@ -49,9 +49,15 @@ export const CALLER_SETUP =
   "select pg_catalog.set_config('role', $1, true), pg_catalog.set_config('request.jwt.claims', $2, true), " +
   `pg_catalog.set_config('statement_timeout', '${REQUEST_STATEMENT_TIMEOUT_MS}', true)`;
 
-/** The parameters of {@link CALLER_SETUP}: the role, and the claims as JSON ('' for none). */
+/**
+ * The parameters of {@link CALLER_SETUP}: the role, and the claims as JSON.
+ * Without a token the claims are the role alone, as PostgREST sets them
+ * (`{"role":"anon"}`): a policy or function reading
+ * `current_setting('request.jwt.claims', true)::jsonb` must find an object,
+ * where '' fails to cast (22P02).
+ */
 export function callerSetupValues(caller: Caller): [string, string] {
-  return [caller.role, caller.claims ? JSON.stringify(caller.claims) : ''];
+  return [caller.role, JSON.stringify(caller.claims ?? { role: caller.role })];
 }
 
 const SETUP = { name: 'bp_setup', text: CALLER_SETUP };
