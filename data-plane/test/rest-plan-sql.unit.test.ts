@@ -70,6 +70,31 @@ describe('plan', () => {
     expect(() => embed('select=emp!name(id)', two)).toThrow(expect.objectContaining({ code: 'unknown_relation' }));
   });
 
+  it('embeds the referencing side of a one-to-one (its key columns are its primary key or unique, in any order) as one object', () => {
+    const o2o = snapshotOf({
+      relations: [
+        { name: 'authors', kind: 'table', columns: [col('id', 'bigint'), col('org', 'bigint')], primaryKey: ['id'], uniqueKeys: [['id'], ['org', 'id']], comment: null },
+        { name: 'profiles', kind: 'table', columns: [col('author_id', 'bigint'), col('bio')], primaryKey: ['author_id'], comment: null },
+        { name: 'badges', kind: 'table', columns: [col('id', 'integer'), col('a', 'bigint'), col('o', 'bigint')], primaryKey: ['id'], uniqueKeys: [['id'], ['o', 'a']], comment: null },
+        { name: 'shifts', kind: 'table', columns: [col('id', 'integer'), col('author_id', 'bigint'), col('day', 'integer')], primaryKey: ['id'], uniqueKeys: [['id'], ['author_id', 'day']], comment: null },
+      ],
+      foreignKeys: [
+        { name: 'profiles_author_id_fkey', table: 'profiles', columns: ['author_id'], refTable: 'authors', refColumns: ['id'] },
+        { name: 'badges_fkey', table: 'badges', columns: ['a', 'o'], refTable: 'authors', refColumns: ['id', 'org'] },
+        { name: 'shifts_author_id_fkey', table: 'shifts', columns: ['author_id'], refTable: 'authors', refColumns: ['id'] },
+      ],
+    });
+    const embed = (target: string, query: string) => {
+      const planned = planRequest(request('GET', target, query), o2o);
+      return planned.kind === 'read' ? planned.select[0] : undefined;
+    };
+    expect(embed('authors', 'select=profiles(bio)')).toMatchObject({ kind: 'embed', many: false, on: [['id', 'author_id']] });
+    expect(embed('profiles', 'select=authors(id)')).toMatchObject({ kind: 'embed', many: false });
+    expect(embed('authors', 'select=badges(id)')).toMatchObject({ kind: 'embed', many: false, on: [['id', 'a'], ['org', 'o']] });
+    expect(embed('authors', 'select=shifts(day)')).toMatchObject({ kind: 'embed', many: true });
+    expect(statementFor(planRequest(request('GET', 'authors', 'select=profiles(bio)'), o2o)).text).toContain('select to_json(_e2) from (select _t1."bio" as "bio" from public."profiles" _t1 where _t1."author_id" = _t0."id" and true limit 1) _e2');
+  });
+
   it('finds many-to-many through a junction table when no key links the two directly', () => {
     const m2m = snapshotOf({
       relations: [

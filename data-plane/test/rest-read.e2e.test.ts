@@ -61,6 +61,30 @@ describe('select', () => {
     expect(orphan.body).toEqual([{ id: 4, authors: null }]);
   });
 
+  it('embeds a one-to-one (a foreign key that is also the primary key or unique) as an object or null both ways, as PostgREST 10+', async () => {
+    await sql(p, `
+      create table profiles (author_id bigint primary key references authors (id), bio text);
+      create table badges (id int primary key, holder_id bigint unique references authors (id), label text);
+      create table shifts (id int primary key, author_id bigint references authors (id), day int, unique (author_id, day));
+      create policy "read" on profiles for select using (true);
+      create policy "read" on badges for select using (true);
+      create policy "read" on shifts for select using (true);
+      insert into profiles values (1, 'likes maths');
+      insert into badges values (1, 2, 'gold');
+      insert into shifts values (1, 1, 1), (2, 1, 2);
+    `);
+    const profiles = await get('authors?select=name,profiles(bio)&order=id');
+    expect(profiles.status, profiles.text).toBe(200);
+    expect(profiles.body).toEqual([{ name: 'Ada', profiles: { bio: 'likes maths' } }, { name: 'Bob', profiles: null }, { name: 'Cy', profiles: null }]);
+    const badges = await get('authors?select=name,badge:badges(label)&order=id');
+    expect(badges.body).toEqual([{ name: 'Ada', badge: null }, { name: 'Bob', badge: { label: 'gold' } }, { name: 'Cy', badge: null }]);
+    expect((await get('profiles?select=bio,authors(name)')).body).toEqual([{ bio: 'likes maths', authors: { name: 'Ada' } }]);
+    expect((await get('authors?select=name,...badges(label)&id=eq.2')).body).toEqual([{ name: 'Bob', label: 'gold' }]);
+    expect((await get('authors?select=name,profiles!inner(bio)')).body).toEqual([{ name: 'Ada', profiles: { bio: 'likes maths' } }]);
+    // Unique only together with another column: still one-to-many.
+    expect((await get('authors?select=name,shifts(day)&id=eq.1&shifts.order=day')).body).toEqual([{ name: 'Ada', shifts: [{ day: 1 }, { day: 2 }] }]);
+  });
+
   it('filters, orders and limits inside an embedding, and !inner keeps only parents with a match', async () => {
     const answer = await get('authors?select=name,posts(id,title)&posts.published=is.true&posts.order=id.desc&posts.limit=1&order=id');
     expect(answer.body).toEqual([{ name: 'Ada', posts: [{ id: 1, title: 'Hello world' }] }, { name: 'Bob', posts: [{ id: 3, title: 'Bob writes' }] }, { name: 'Cy', posts: [] }]);

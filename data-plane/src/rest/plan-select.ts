@@ -27,7 +27,7 @@ export interface PlannedEmbed {
   relation: RelationInfo;
   /** Pairs (parent column, child column) the join matches on. */
   on: Array<[string, string]>;
-  /** One-to-many and many-to-many answer an array; many-to-one an object (or null). */
+  /** One-to-many and many-to-many answer an array; many-to-one and one-to-one an object (or null). */
   many: boolean;
   /** Many-to-many: the junction table, and the pairs linking it to the parent and to the child; `on` is then empty. */
   through?: { relation: string; parentOn: Array<[string, string]>; childOn: Array<[string, string]> };
@@ -112,6 +112,17 @@ interface Relationship {
 }
 
 /**
+ * Whether `fk`'s columns are also a key of their own table (its primary key
+ * or a unique constraint, in any order): each referenced row then has at most
+ * one referencing row, a one-to-one that PostgREST (since v10) embeds as an
+ * object both ways.
+ */
+function isOneToOne(snapshot: SchemaSnapshot, fk: ForeignKeyInfo): boolean {
+  const keys = snapshot.relations.get(fk.table)?.uniqueKeys ?? [];
+  return keys.some((key) => key.length === fk.columns.length && key.every((name) => fk.columns.includes(name)));
+}
+
+/**
  * Many-to-many through a junction table holding a foreign key to each side
  * (`posts ← posts_tags → tags`), considered when no direct key links them.
  */
@@ -151,7 +162,7 @@ function selfRelationships(snapshot: SchemaSnapshot, table: string, target: stri
   for (const fk of snapshot.foreignKeys) {
     if (fk.table !== table || fk.refTable !== table) continue;
     const column = fk.columns.length === 1 ? fk.columns[0] : undefined;
-    const oneToMany: Relationship = { fk, many: true, on: fk.refColumns.map((c, i) => [c, fk.columns[i]!]) };
+    const oneToMany: Relationship = { fk, many: !isOneToOne(snapshot, fk), on: fk.refColumns.map((c, i) => [c, fk.columns[i]!]) };
     if (hint === undefined) {
       if (target === table) found.push(oneToMany);
       else if (target === column) found.push({ fk, many: false, on: fk.columns.map((c, i) => [c, fk.refColumns[i]!]) });
@@ -172,10 +183,11 @@ function relationships(snapshot: SchemaSnapshot, parent: string, target: string,
   for (const fk of snapshot.foreignKeys) {
     // parent → target: the parent holds the key, one target row (an object).
     if (fk.table === parent && fk.refTable === target) found.push({ fk, many: false, on: fk.columns.map((c, i) => [c, fk.refColumns[i]!]) });
-    // target → parent: the target holds the key, many target rows (an array).
-    if (fk.refTable === parent && fk.table === target) found.push({ fk, many: true, on: fk.refColumns.map((c, i) => [c, fk.columns[i]!]) });
+    // target → parent: the target holds the key, many target rows (an array), or at most one when the key is unique there.
+    if (fk.refTable === parent && fk.table === target) found.push({ fk, many: !isOneToOne(snapshot, fk), on: fk.refColumns.map((c, i) => [c, fk.columns[i]!]) });
   }
-  const direct = hint === undefined ? found : found.filter(({ fk, many }) => fk.name === hint || (fk.columns.length === 1 && fk.columns[0] === hint) || (hint === fk.refTable && many === false));
+  // A hint naming the referenced table picks the direction where the parent holds the key.
+  const direct = hint === undefined ? found : found.filter(({ fk }) => fk.name === hint || (fk.columns.length === 1 && fk.columns[0] === hint) || (hint === fk.refTable && fk.table === parent));
   return direct.length > 0 ? direct : junctions(snapshot, parent, target, hint);
 }
 

@@ -22,7 +22,11 @@ select json_build_object(
       'primaryKey', coalesce((
         select json_agg(a.attname order by k.ord)
         from pg_constraint con, unnest(con.conkey) with ordinality k(attnum, ord), pg_attribute a
-        where con.conrelid = c.oid and con.contype = 'p' and a.attrelid = c.oid and a.attnum = k.attnum), '[]')
+        where con.conrelid = c.oid and con.contype = 'p' and a.attrelid = c.oid and a.attnum = k.attnum), '[]'),
+      'uniqueKeys', coalesce((
+        select json_agg((select json_agg(a.attname order by k.ord) from unnest(con.conkey) with ordinality k(attnum, ord)
+                         join pg_attribute a on a.attrelid = c.oid and a.attnum = k.attnum) order by con.conname)
+        from pg_constraint con where con.conrelid = c.oid and con.contype in ('p', 'u')), '[]')
     ) order by c.relname)
     from pg_class c where c.relnamespace = 'public'::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'f')), '[]'),
   'foreignKeys', coalesce((
@@ -94,7 +98,7 @@ function functionOf(raw: RawFunction): FunctionInfo | undefined {
 /** Parses the catalog query's one value into a snapshot. */
 export function snapshotFromCatalog(catalogJson: string): SchemaSnapshot {
   const raw = JSON.parse(catalogJson) as {
-    relations: Array<{ name: string; kind: 'table' | 'view'; comment: string | null; columns: ColumnInfo[]; primaryKey: string[] }>;
+    relations: Array<{ name: string; kind: 'table' | 'view'; comment: string | null; columns: ColumnInfo[]; primaryKey: string[]; uniqueKeys: string[][] }>;
     foreignKeys: Array<{ name: string; table: string; refTable: string; columns: string[]; refColumns: string[] }>;
     functions: RawFunction[];
   };

@@ -21,6 +21,12 @@ export interface RelationInfo {
   columns: ColumnInfo[];
   columnsByName: Map<string, ColumnInfo>;
   primaryKey: string[];
+  /**
+   * The column sets no two rows share: the primary key's and each unique
+   * constraint's (PostgREST reads the same, not unique indexes). A foreign
+   * key on one of them is a one-to-one.
+   */
+  uniqueKeys: string[][];
   comment: string | null;
 }
 
@@ -63,15 +69,19 @@ export interface SchemaSnapshot {
   loadedAt: number;
 }
 
-/** Builds a snapshot from plain lists (the catalog reader's output, or a unit test's). */
+/**
+ * Builds a snapshot from plain lists (the catalog reader's output, or a unit
+ * test's); a relation given without `uniqueKeys` has its primary key's alone.
+ */
 export function snapshotOf(input: {
-  relations: Array<Omit<RelationInfo, 'columnsByName'>>;
+  relations: Array<Omit<RelationInfo, 'columnsByName' | 'uniqueKeys'> & { uniqueKeys?: string[][] }>;
   foreignKeys?: ForeignKeyInfo[];
   functions?: FunctionInfo[];
 }): SchemaSnapshot {
   const relations = new Map<string, RelationInfo>();
   for (const relation of input.relations) {
-    relations.set(relation.name, { ...relation, columnsByName: new Map(relation.columns.map((c) => [c.name, c])) });
+    const uniqueKeys = relation.uniqueKeys ?? (relation.primaryKey.length > 0 ? [relation.primaryKey] : []);
+    relations.set(relation.name, { ...relation, uniqueKeys, columnsByName: new Map(relation.columns.map((c) => [c.name, c])) });
   }
   const functions = new Map<string, FunctionInfo[]>();
   for (const fn of input.functions ?? []) functions.set(fn.name, [...(functions.get(fn.name) ?? []), fn]);
