@@ -252,6 +252,28 @@ describe('sql', () => {
     const get = statementFor(planRequest(parseRequest({ method: 'GET', target: 'add', rpc: true, query: 'a=1', headers: {} }), snapshot));
     expect(get).toEqual({ text: 'select to_json(public."add"("a" => $1))::text as body, 1 as page_count, null::bigint as total', values: ['1'] });
   });
+
+  it('counts a set-returning function’s rows under count=exact, calling it once in a CTE that the page and the count both read', () => {
+    const fns = snapshotOf({
+      relations: [],
+      functions: [
+        { name: 'by_author', args: [{ name: 'author', type: 'bigint', hasDefault: false }], returnType: 'posts', returnsSet: true, returnsRow: true, returnsVoid: false, volatile: false, resultColumns: [col('id', 'bigint'), col('title')] },
+        { name: 'numbers', args: [], returnType: 'integer', returnsSet: true, returnsRow: false, returnsVoid: false, volatile: true },
+      ],
+    });
+    const call = (target: string, query: string, prefer = 'count=exact') => statementFor(planRequest(parseRequest({ method: 'GET', target, rpc: true, query, headers: { prefer } }), fns));
+    const rows = call('by_author', 'author=1&select=id&id=gt.1&order=id&limit=2');
+    expect(rows.text).toBe(
+      'with pgrst_source as (select _t0.* from public."by_author"("author" => $1) _t0 where _t0."id" > $2) ' +
+        'select coalesce(json_agg(_s), \'[]\')::text as body, count(*)::int as page_count, (select count(*) from pgrst_source) as total ' +
+        'from (select _t0."id" as "id" from pgrst_source _t0 order by _t0."id" asc limit $3) _s',
+    );
+    expect(rows.values).toEqual(['1', '1', 2]);
+    const scalars = call('numbers', 'limit=1&offset=1');
+    expect(scalars.text.match(/public\."numbers"/g)).toHaveLength(1);
+    expect(scalars.text).toContain('(select count(*) from pgrst_source) as total from (select _s.v from pgrst_source _s limit $1 offset $2) _s');
+    expect(call('numbers', '', 'count=planned').text).toContain('null::bigint as total');
+  });
 });
 
 describe('respond', () => {
@@ -260,6 +282,14 @@ describe('respond', () => {
     const answer = respond(read, { body: '[{},{}]', page_count: 2, total: '5' });
     expect(answer).toMatchObject({ status: 206, body: '[{},{}]', headers: { 'content-range': '0-1/5', 'preference-applied': 'count=exact' } });
     expect(respond(plan('GET', 'posts', ''), { body: '[]', page_count: 0, total: null }).headers['content-range']).toBe('*/*');
+  });
+
+  it('answers a counted rpc returning a set as a read: Content-Range with the total, 206 for part of it, 416 past it', () => {
+    const fns = snapshotOf({ relations: [], functions: [{ name: 'numbers', args: [], returnType: 'integer', returnsSet: true, returnsRow: false, returnsVoid: false, volatile: false }] });
+    const call = (query: string) => planRequest(parseRequest({ method: 'GET', target: 'numbers', rpc: true, query, headers: { prefer: 'count=exact' } }), fns);
+    expect(respond(call('limit=2'), { body: '[1,2]', page_count: 2, total: '5' })).toMatchObject({ status: 206, headers: { 'content-range': '0-1/5' } });
+    expect(respond(call(''), { body: '[1,2]', page_count: 2, total: '2' })).toMatchObject({ status: 200, headers: { 'content-range': '0-1/2' } });
+    expect(() => respond(call('offset=6'), { body: '[]', page_count: 0, total: '5' })).toThrow(expect.objectContaining({ status: 416 }));
   });
 
   it('answers 416 for a counted request that starts past the last row', () => {

@@ -200,6 +200,28 @@ describe('rpc', () => {
     expect(filtered.body).toEqual([{ id: 2 }]);
   });
 
+  it('counts a set-returning function’s rows under Prefer: count=exact: Content-Range with the total, 206 for part of them, the function called once', async () => {
+    const counted = { prefer: 'count=exact' };
+    const page = await rest('POST', 'rpc/posts_by_author?select=id&order=id&limit=1', { headers: counted, body: { author: 1 } });
+    expect(page.status, page.text).toBe(206);
+    expect(page.body).toEqual([{ id: 1 }]);
+    expect(page.headers.get('content-range')).toBe('0-0/2');
+    expect(page.headers.get('preference-applied')).toBe('count=exact');
+    const filtered = await rest('GET', 'rpc/posts_by_author?author=1&id=eq.2&select=id', { headers: counted });
+    expect([filtered.status, filtered.headers.get('content-range')]).toEqual([200, '0-0/1']);
+    const offset = await rest('GET', 'rpc/posts_by_author?author=1&select=id&order=id&offset=1', { headers: counted });
+    expect([offset.status, offset.headers.get('content-range'), offset.body]).toEqual([206, '1-1/2', [{ id: 2 }]]);
+    await sql(p, `
+      create table draws (n int);
+      create function draw(k int) returns setof int language sql volatile as $$ insert into draws select g from generate_series(1, k) g returning n $$;
+    `);
+    const scalars = await rest('POST', 'rpc/draw?limit=2', { headers: counted, body: { k: 3 } });
+    expect([scalars.status, scalars.headers.get('content-range'), scalars.body]).toEqual([206, '0-1/3', [1, 2]]);
+    expect((await rest('GET', 'draws?select=n&order=n')).body).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    const uncounted = await rest('POST', 'rpc/posts_by_author?select=id&limit=1', { body: { author: 1 } });
+    expect([uncounted.status, uncounted.headers.get('content-range')]).toEqual([200, '0-0/*']);
+  });
+
   it('passes bigint and numeric arguments of a POST to PostgreSQL with every digit', async () => {
     const answer = await rest('POST', 'rpc/echo_exact', json('{"x": 9007199254740993, "y": 12345678901234567890.123456789}'));
     expect(answer.status, answer.text).toBe(200);

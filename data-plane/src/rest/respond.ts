@@ -31,6 +31,21 @@ function contentRange(offset: number, rows: number, total: number | null): strin
   return rows === 0 ? `*/${size}` : `${offset}-${offset + rows - 1}/${size}`;
 }
 
+/**
+ * Content-Range and status of a page of rows (a read, or an rpc returning a
+ * set), as PostgREST's rangeStatusHeader: 206 when a count shows rows beyond
+ * the page, and an exact count showing it starts past the last row is not
+ * satisfiable (416).
+ */
+function pageAnswer(plan: Plan, offset: number, row: StatementRow, total: number | null, headers: Record<string, string>): number {
+  if (plan.count === 'exact' && total !== null && offset > total) {
+    throw new ApiError(416, 'range_not_satisfiable', `an offset of ${offset} was requested, but there are only ${total} rows`, { total });
+  }
+  headers['content-range'] = contentRange(offset, row.page_count, total);
+  const partial = total !== null && (offset > 0 || row.page_count < total) && plan.media !== 'object';
+  return partial ? 206 : 200;
+}
+
 /** `/table?a=eq.1&b=eq.x` for the first row a write returned (Prefer: return=headers-only). */
 function locationOf(table: string, keyJson: string | null | undefined): string | undefined {
   if (!keyJson) return undefined;
@@ -113,20 +128,14 @@ export function respond(plan: Plan, row: StatementRow): Answer {
 
   switch (plan.kind) {
     case 'read': {
-      const offset = plan.modifiers.offset ?? 0;
-      // As PostgREST: a counted request starting past the last row is not satisfiable.
-      if (plan.count === 'exact' && total !== null && offset > total) {
-        throw new ApiError(416, 'range_not_satisfiable', `an offset of ${offset} was requested, but there are only ${total} rows`, { total });
-      }
-      headers['content-range'] = contentRange(offset, row.page_count, total);
-      // Partial content when a count shows rows beyond this page, as PostgREST answers.
-      const partial = total !== null && (offset > 0 || row.page_count < total) && media !== 'object';
-      return { status: partial ? 206 : 200, headers, body: plan.headOnly ? null : body };
+      const status = pageAnswer(plan, plan.modifiers.offset ?? 0, row, total, headers);
+      return { status, headers, body: plan.headOnly ? null : body };
     }
     case 'rpc': {
       if (plan.fn.returnsVoid) return { status: 204, headers: applied ? { 'preference-applied': applied } : {}, body: null };
-      headers['content-range'] = contentRange(plan.modifiers.offset ?? 0, row.page_count, null);
-      return { status: 200, headers, body: plan.headOnly ? null : body ?? 'null' };
+      // The statement counts only a set-returning function's rows (count=exact); any other answers `*`.
+      const status = pageAnswer(plan, plan.modifiers.offset ?? 0, row, plan.fn.returnsSet ? total : null, headers);
+      return { status, headers, body: plan.headOnly ? null : body ?? 'null' };
     }
     case 'insert':
     case 'update':

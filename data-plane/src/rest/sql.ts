@@ -211,6 +211,12 @@ function callOf(plan: RpcPlan, params: Params): { call: string; from?: string } 
   };
 }
 
+/**
+ * An rpc. A set-returning function under `Prefer: count=exact` is called once
+ * in a CTE (`pgrst_source`, as PostgREST names it) holding its filtered rows:
+ * the page reads from it and `total` counts it, so the function never runs
+ * twice (a volatile one would do its work twice).
+ */
 function rpcSql(plan: RpcPlan): Statement {
   const params = new Params();
   const { call, from } = callOf(plan, params);
@@ -218,10 +224,20 @@ function rpcSql(plan: RpcPlan): Statement {
   const fromArgs = from === undefined ? '' : ` from ${from}`;
   const before = from === undefined ? '' : `${from}, `;
   const shape = bodyShape(plan);
+  const counted = plan.fn.returnsSet && plan.count === 'exact';
   if (plan.fn.returnsVoid) return { text: `select ${call}, null::text as body, 0 as page_count, null::bigint as total${fromArgs}`, values: params.values };
   if (plan.select && plan.fn.resultColumns) {
     const t = '_t0';
     const aliases = new Aliases();
+    if (counted) {
+      const source = `pgrst_source as (select ${t}.* from ${before}${call} ${t} where ${whereSql(plan.modifiers.where, t, params)})`;
+      const list = selectListSql(plan.select, t, params, aliases);
+      const page = `select ${list} from pgrst_source ${t}${orderSql(plan.modifiers.order, t, params)}${pageSql(plan.modifiers, params)}`;
+      return {
+        text: `with ${source} select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, (select count(*) from pgrst_source) as total from (${page}) _s`,
+        values: params.values,
+      };
+    }
     const list = selectListSql(plan.select, t, params, aliases);
     const where = whereSql(plan.modifiers.where, t, params);
     const page = `select ${list} from ${before}${call} ${t} where ${where}${orderSql(plan.modifiers.order, t, params)}${pageSql(plan.modifiers, params)}`;
@@ -232,6 +248,14 @@ function rpcSql(plan: RpcPlan): Statement {
     return { text: `select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, null::bigint as total from (${page}) _s`, values: params.values };
   }
   if (plan.fn.returnsSet) {
+    if (counted) {
+      const page = pageSql(plan.modifiers, params);
+      return {
+        text: `with pgrst_source as (select _s.v from ${before}${call} as _s(v)) select coalesce(json_agg(_s.v), '[]')::text as body, count(*)::int as page_count, ` +
+          `(select count(*) from pgrst_source) as total from (select _s.v from pgrst_source _s${page}) _s`,
+        values: params.values,
+      };
+    }
     const page = pageSql(plan.modifiers, params);
     const rows = page === '' ? `${before}${call} as _s(v)` : `(select _s.v from ${before}${call} as _s(v)${page}) _s`;
     return { text: `select coalesce(json_agg(_s.v), '[]')::text as body, count(*)::int as page_count, null::bigint as total from ${rows}`, values: params.values };
