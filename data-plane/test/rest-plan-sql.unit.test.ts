@@ -323,6 +323,23 @@ describe('respond', () => {
     expect(respond(csv, { body: '"1","a"', page_count: 1, total: null })).toMatchObject({ body: '"id","title"\n"1","a"', headers: { 'content-type': 'text/csv; charset=utf-8' } });
   });
 
+  it('answers an upsert 200 when it inserted nothing (POST) or replaced its row (PUT), 201 when it inserted, from the rows the statement saw inserted', () => {
+    const merge = (prefer: string) => plan('POST', 'posts', '', { body: '{"id":1,"title":"a"}', headers: { prefer: `resolution=merge-duplicates,${prefer}` } });
+    expect(statementFor(merge('return=minimal')).text).toContain('on conflict ("id") do update set "title" = excluded."title" returning *, xmax = 0 as pgrst_inserted');
+    expect(statementFor(merge('return=minimal')).text).toContain('(select count(*) from pgrst_mutation where pgrst_inserted) as inserted');
+    expect(statementFor(plan('POST', 'posts', '', { body: '{"title":"a"}' })).text).toContain('returning *) select null::text as body, count(*)::int as page_count, count(*) as total, null::text as location, null::bigint as inserted');
+    for (const prefer of ['return=minimal', 'return=headers-only', 'return=representation']) {
+      expect(respond(merge(prefer), { body: null, page_count: 2, total: 2, inserted: '0' }).status, prefer).toBe(200);
+      expect(respond(merge(prefer), { body: null, page_count: 2, total: 2, inserted: '1' }).status, prefer).toBe(201);
+    }
+    const ignore = plan('POST', 'posts', '', { body: '{"id":1}', headers: { prefer: 'resolution=ignore-duplicates' } });
+    expect(respond(ignore, { body: null, page_count: 0, total: 0 }).status).toBe(201);
+    const put = (prefer: string) => plan('PUT', 'authors', 'id=eq.1', { body: '{"id":1}', headers: { prefer } });
+    expect(respond(put('return=representation'), { body: '[]', page_count: 1, total: 1, inserted: '1' }).status).toBe(201);
+    expect(respond(put('return=representation'), { body: '[]', page_count: 1, total: 1, inserted: '0' }).status).toBe(200);
+    expect(respond(put('return=minimal'), { body: null, page_count: 1, total: 1, inserted: '1' }).status).toBe(204);
+  });
+
   it('answers writes 201/204 by preference, with a Location for headers-only', () => {
     expect(respond(plan('POST', 'posts', '', { body: '{"title":"a"}' }), { body: null, page_count: 1, total: 1 })).toMatchObject({ status: 201, body: null });
     expect(respond(plan('PATCH', 'posts', 'id=eq.1', { body: '{"title":"a"}' }), { body: null, page_count: 1, total: 1 }).status).toBe(204);

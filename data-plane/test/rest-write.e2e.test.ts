@@ -87,9 +87,33 @@ describe('insert', () => {
     expect(merged.body.map((r: { name: string }) => r.name)).toEqual(['Cy Young', 'New']);
     const ignored = await rest('POST', 'authors', { headers: { prefer: 'return=representation,resolution=ignore-duplicates' }, body: { id: 3, name: 'Not applied' } });
     expect(ignored.body).toEqual([]);
+    // Only updated, no row inserted: 200, as PostgREST answers.
     const byEmail = await rest('POST', 'authors?on_conflict=email', { headers: { prefer: 'return=representation,resolution=merge-duplicates' }, body: { name: 'Ada Lovelace', email: 'ada@example.com' } });
-    expect(byEmail.status, byEmail.text).toBe(201);
+    expect(byEmail.status, byEmail.text).toBe(200);
     expect(byEmail.body[0]).toMatchObject({ id: 1, name: 'Ada Lovelace' });
+  });
+
+  it('answers a merge-duplicates upsert 201 when it inserted a row and 200 when it only updated, whatever it returns', async () => {
+    const upsert = (table: string, prefer: string, body: unknown) => rest('POST', table, { headers: { prefer: `${prefer},resolution=merge-duplicates` }, body });
+    expect((await upsert('ledger', 'return=minimal', [{ id: 300, n: 1 }, { id: 301, n: 1 }])).status).toBe(201);
+    const updated = await upsert('ledger', 'return=minimal', [{ id: 300, n: 2 }, { id: 301, n: 2 }]);
+    expect([updated.status, updated.text]).toEqual([200, '']);
+    expect((await upsert('ledger', 'return=headers-only', { id: 300, n: 3 })).status).toBe(200);
+    expect((await upsert('ledger', 'return=minimal', [{ id: 300, n: 4 }, { id: 302, n: 4 }])).status).toBe(201);
+    // ignore-duplicates inserting nothing stays 201, as in PostgREST.
+    expect((await rest('POST', 'ledger', { headers: { prefer: 'resolution=ignore-duplicates' }, body: { id: 300 } })).status).toBe(201);
+    expect((await rest('GET', 'ledger?select=id,n&id=in.(300,301,302)&order=id')).body).toEqual([{ id: 300, n: 4 }, { id: 301, n: 2 }, { id: 302, n: 4 }]);
+  });
+
+  it('upserts into a partitioned table, whose RETURNING cannot read xmax: 201 whether it inserted or updated', async () => {
+    await sql(p, `
+      create table readings (id int8, at date, v int, primary key (id, at)) partition by range (at);
+      create table readings_2026 partition of readings for values from ('2026-01-01') to ('2027-01-01');
+    `);
+    const upsert = (v: number) => rest('POST', 'readings', { headers: { prefer: 'return=representation,resolution=merge-duplicates' }, body: { id: 1, at: '2026-03-01', v } });
+    await expect.poll(async () => (await upsert(1)).status, { timeout: 1000, interval: 20 }).toBe(201);
+    const again = await upsert(2);
+    expect([again.status, again.body]).toEqual([201, [{ id: 1, at: '2026-03-01', v: 2 }]]);
   });
 });
 
@@ -100,6 +124,13 @@ describe('PUT', () => {
     const replaced = await rest('PUT', 'authors?id=eq.77&select=id,name,email', { headers: representation, body: { id: 77, name: 'Put again', email: null } });
     expect(replaced.status, replaced.text).toBe(200);
     expect(replaced.body).toEqual([{ id: 77, name: 'Put again', email: null }]);
+  });
+
+  it('answers 201 for a PUT with return=representation that inserted its row, as PostgREST', async () => {
+    const created = await rest('PUT', 'authors?id=eq.78&select=id,name', { headers: representation, body: { id: 78, name: 'Put new' } });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body).toEqual([{ id: 78, name: 'Put new' }]);
+    expect((await rest('PUT', 'authors?id=eq.78', { headers: representation, body: { id: 78, name: 'Put newer' } })).status).toBe(200);
   });
 
   it('compares the body’s key with the filter’s in PostgreSQL, in the key’s type: bigints beyond 2^53 put, a near miss refused', async () => {

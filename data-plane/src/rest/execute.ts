@@ -103,7 +103,13 @@ function statementRow(results: StepResult[], statement: Statement): StatementRow
   const estimate = statement.estimate ? results[2] : undefined;
   const raw = main.rows[0];
   const row: StatementRow = raw
-    ? { body: raw.body ?? null, page_count: Number(raw.page_count ?? 0), total: raw.total ?? null, ...('location' in raw ? { location: raw.location } : {}) }
+    ? {
+        body: raw.body ?? null,
+        page_count: Number(raw.page_count ?? 0),
+        total: raw.total ?? null,
+        ...('location' in raw ? { location: raw.location } : {}),
+        ...('inserted' in raw ? { inserted: raw.inserted } : {}),
+      }
     : { ...EMPTY_ROW };
   if (!estimate) return row;
   const above = statement.estimate!.above;

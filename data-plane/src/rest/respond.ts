@@ -4,7 +4,7 @@
  * PostgreSQL built; nothing is re-encoded here. Pure.
  */
 import { ApiError } from '@baseplane/contracts';
-import type { Plan } from './plan';
+import type { DeletePlan, InsertPlan, Plan, UpdatePlan } from './plan';
 import { outputNames, type PlannedSelect } from './plan-select';
 import { maxAffectedExceeded, notSingleObject, putKeyMismatch } from './rest-errors';
 import type { StatementRow } from './sql';
@@ -141,14 +141,30 @@ export function respond(plan: Plan, row: StatementRow): Answer {
     case 'update':
     case 'delete': {
       headers['content-range'] = plan.count ? `*/${row.page_count}` : '*/*';
-      const created = plan.kind === 'insert' && !plan.put;
-      if (plan.return === 'representation') return { status: created ? 201 : 200, headers, body: plan.headOnly ? null : body ?? '[]' };
+      const status = writeStatus(plan, row);
+      if (plan.return === 'representation') return { status, headers, body: plan.headOnly ? null : body ?? '[]' };
       delete headers['content-type'];
       if (plan.return === 'headers-only' && plan.kind === 'insert') {
         const location = locationOf(plan.relation.name, row.location);
         if (location) headers.location = location;
       }
-      return { status: created ? 201 : 204, headers, body: null };
+      return { status, headers, body: null };
     }
   }
+}
+
+/**
+ * A write's status, as PostgREST's: a POST 201, but 200 when a
+ * merge-duplicates upsert inserted no row (only updated), whatever it
+ * returns; a PUT with its row 201 when it inserted it, 200 when it replaced
+ * it, 204 without the row; PATCH and DELETE 200 with the rows, else 204. The
+ * statement counts inserted rows in an ordinary table only (sql.ts's
+ * countsInserted): an upsert into a partitioned table or a view answers as
+ * if it inserted (POST) or replaced (PUT).
+ */
+function writeStatus(plan: InsertPlan | UpdatePlan | DeletePlan, row: StatementRow): number {
+  const inserted = row.inserted === null || row.inserted === undefined ? undefined : Number(row.inserted);
+  if (plan.kind === 'insert' && !plan.put) return plan.onConflict?.action === 'merge' && inserted === 0 ? 200 : 201;
+  if (plan.return !== 'representation') return 204;
+  return plan.kind === 'insert' && inserted !== undefined && inserted > 0 ? 201 : 200;
 }

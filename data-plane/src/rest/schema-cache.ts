@@ -4,7 +4,7 @@
  * and reloadable on demand (rate-limited) when a request names something the
  * cache does not know yet.
  */
-import type { ColumnInfo, FunctionInfo, SchemaSnapshot } from './schema-model';
+import type { ColumnInfo, FunctionInfo, RelationInfo, SchemaSnapshot } from './schema-model';
 import { snapshotOf } from './schema-model';
 
 /** Reads the catalog of `public` in one round trip; run as `authenticator`, which may read pg_catalog. */
@@ -13,7 +13,7 @@ select json_build_object(
   'relations', coalesce((
     select json_agg(json_build_object(
       'name', c.relname,
-      'kind', case when c.relkind in ('r', 'p', 'f') then 'table' else 'view' end,
+      'kind', case when c.relkind in ('r', 'p', 'f') then 'table' else 'view' end, 'relkind', c.relkind,
       'comment', obj_description(c.oid, 'pg_class'),
       'columns', coalesce((
         select json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'nullable', not a.attnotnull,
@@ -98,7 +98,7 @@ function functionOf(raw: RawFunction): FunctionInfo | undefined {
 /** Parses the catalog query's one value into a snapshot. */
 export function snapshotFromCatalog(catalogJson: string): SchemaSnapshot {
   const raw = JSON.parse(catalogJson) as {
-    relations: Array<{ name: string; kind: 'table' | 'view'; comment: string | null; columns: ColumnInfo[]; primaryKey: string[]; uniqueKeys: string[][] }>;
+    relations: Array<{ name: string; kind: 'table' | 'view'; relkind: RelationInfo['relkind']; comment: string | null; columns: ColumnInfo[]; primaryKey: string[]; uniqueKeys: string[][] }>;
     foreignKeys: Array<{ name: string; table: string; refTable: string; columns: string[]; refColumns: string[] }>;
     functions: RawFunction[];
   };

@@ -17,6 +17,12 @@ export interface ColumnInfo {
 export interface RelationInfo {
   name: string;
   kind: 'table' | 'view';
+  /**
+   * PostgreSQL's relkind: `r` an ordinary table, `p` partitioned, `f` foreign
+   * (all three a 'table'), `v` a view, `m` a materialized view. Only an
+   * ordinary table's RETURNING may read system columns such as `xmax`.
+   */
+  relkind: 'r' | 'p' | 'f' | 'v' | 'm';
   /** Columns in table order. */
   columns: ColumnInfo[];
   columnsByName: Map<string, ColumnInfo>;
@@ -71,17 +77,19 @@ export interface SchemaSnapshot {
 
 /**
  * Builds a snapshot from plain lists (the catalog reader's output, or a unit
- * test's); a relation given without `uniqueKeys` has its primary key's alone.
+ * test's); a relation given without `uniqueKeys` has its primary key's alone,
+ * without `relkind` that of an ordinary table or view.
  */
 export function snapshotOf(input: {
-  relations: Array<Omit<RelationInfo, 'columnsByName' | 'uniqueKeys'> & { uniqueKeys?: string[][] }>;
+  relations: Array<Omit<RelationInfo, 'columnsByName' | 'uniqueKeys' | 'relkind'> & { uniqueKeys?: string[][]; relkind?: RelationInfo['relkind'] }>;
   foreignKeys?: ForeignKeyInfo[];
   functions?: FunctionInfo[];
 }): SchemaSnapshot {
   const relations = new Map<string, RelationInfo>();
   for (const relation of input.relations) {
     const uniqueKeys = relation.uniqueKeys ?? (relation.primaryKey.length > 0 ? [relation.primaryKey] : []);
-    relations.set(relation.name, { ...relation, uniqueKeys, columnsByName: new Map(relation.columns.map((c) => [c.name, c])) });
+    const relkind = relation.relkind ?? (relation.kind === 'table' ? 'r' : 'v');
+    relations.set(relation.name, { ...relation, relkind, uniqueKeys, columnsByName: new Map(relation.columns.map((c) => [c.name, c])) });
   }
   const functions = new Map<string, FunctionInfo[]>();
   for (const fn of input.functions ?? []) functions.set(fn.name, [...(functions.get(fn.name) ?? []), fn]);

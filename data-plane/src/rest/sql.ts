@@ -28,6 +28,8 @@ export interface StatementRow {
   page_count: number;
   total: string | number | null;
   location?: string | null;
+  /** An upsert into a table ({@link countsInserted}): how many of the rows written were inserted, not updated. */
+  inserted?: string | number | null;
 }
 
 type BodyShape = 'json' | 'object' | 'csv' | 'none';
@@ -86,6 +88,18 @@ function readSql(plan: ReadPlan): Statement {
   };
 }
 
+/**
+ * Whether the statement tells inserted rows from updated ones, which an
+ * upsert's status needs (PostgREST answers 200 for a POST upsert that
+ * inserted nothing, 201 for a PUT that inserted its row), by the system
+ * column `xmax`: 0 on a row this statement inserted, the updating
+ * transaction's id on a row it updated. Only an ordinary table's RETURNING
+ * may read it (a partitioned table's refuses with 0A000, a view has none).
+ */
+export function countsInserted(plan: Plan): boolean {
+  return plan.kind === 'insert' && plan.onConflict?.action === 'merge' && plan.relation.relkind === 'r';
+}
+
 /** The answer over the rows a write returned (CTE `pgrst_mutation`). */
 function mutationAnswerSql(plan: InsertPlan | UpdatePlan | DeletePlan, params: Params): string {
   const shape = bodyShape(plan);
@@ -96,7 +110,8 @@ function mutationAnswerSql(plan: InsertPlan | UpdatePlan | DeletePlan, params: P
     plan.return === 'headers-only' && pk.length > 0
       ? `(select to_json(_k)::text from (select ${pk.map((c) => `${t}.${ident(c)}`).join(', ')} from pgrst_mutation ${t} limit 1) _k)`
       : 'null::text';
-  return `select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, count(*) as total, ${location} as location from (select ${list} from pgrst_mutation ${t}) _s`;
+  const inserted = countsInserted(plan) ? '(select count(*) from pgrst_mutation where pgrst_inserted)' : 'null::bigint';
+  return `select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, count(*) as total, ${location} as location, ${inserted} as inserted from (select ${list} from pgrst_mutation ${t}) _s`;
 }
 
 /**
@@ -117,9 +132,10 @@ function insertOf(plan: InsertPlan, columnsToInsert: InsertPlan['columns'], rows
         : ` on conflict (${target}) do update set ${updates.map((c) => `${ident(c.name)} = excluded.${ident(c.name)}`).join(', ')}`;
   }
   const where = plan.keyFilters ? ` where ${whereSql(plan.keyFilters, '_r', params)}` : '';
+  const returning = countsInserted(plan) ? 'returning *, xmax = 0 as pgrst_inserted' : 'returning *';
   return columnsToInsert.length === 0
-    ? `insert into ${table} select from ${rows}${where}${conflict} returning *`
-    : `insert into ${table} (${columns}) select ${columns} from ${rows}${where}${conflict} returning *`;
+    ? `insert into ${table} select from ${rows}${where}${conflict} ${returning}`
+    : `insert into ${table} (${columns}) select ${columns} from ${rows}${where}${conflict} ${returning}`;
 }
 
 /** The body's objects (one, or an array) as rows of the table. */
