@@ -340,6 +340,17 @@ describe('respond', () => {
     expect(respond(put('return=minimal'), { body: null, page_count: 1, total: 1, inserted: '1' }).status).toBe(204);
   });
 
+  it('answers a PATCH’s Content-Range over the rows it changed, a POST’s and a DELETE’s as a count, a PUT without one', () => {
+    const range = (method: string, query: string, prefer: string, rows: number) =>
+      respond(plan(method, method === 'PUT' ? 'authors' : 'posts', query, { body: method === 'DELETE' ? undefined : '{"id":1}', headers: { prefer } }), { body: null, page_count: rows, total: rows }).headers['content-range'];
+    expect(range('PATCH', 'id=gt.1', 'return=representation,count=exact', 2)).toBe('0-1/2');
+    expect(range('PATCH', 'id=gt.1', '', 2)).toBe('0-1/*');
+    expect(range('PATCH', 'id=gt.1', 'count=exact', 0)).toBe('*/0');
+    expect(range('POST', '', 'count=exact', 2)).toBe('*/2');
+    expect(range('DELETE', 'id=gt.1', '', 2)).toBe('*/*');
+    expect(range('PUT', 'id=eq.1', 'count=exact', 1)).toBeUndefined();
+  });
+
   it('answers writes 201/204 by preference, with a Location for headers-only', () => {
     expect(respond(plan('POST', 'posts', '', { body: '{"title":"a"}' }), { body: null, page_count: 1, total: 1 })).toMatchObject({ status: 201, body: null });
     expect(respond(plan('PATCH', 'posts', 'id=eq.1', { body: '{"title":"a"}' }), { body: null, page_count: 1, total: 1 }).status).toBe(204);

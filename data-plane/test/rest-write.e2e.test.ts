@@ -151,7 +151,18 @@ describe('update and delete', () => {
     const answer = await rest('PATCH', 'posts?author_id=eq.1&select=id,score', { headers: { ...representation, prefer: 'return=representation,count=exact' }, body: { score: 42 } });
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body.sort((a: { id: number }, b: { id: number }) => a.id - b.id)).toEqual([{ id: 1, score: 42 }, { id: 2, score: 42 }]);
-    expect(answer.headers.get('content-range')).toBe('*/2');
+    expect(answer.headers.get('content-range')).toBe('0-1/2');
+  });
+
+  it('answers Content-Range as PostgREST: a PATCH’s spans the rows it changed, a DELETE’s and a POST’s only count them, a PUT has none', async () => {
+    await rest('POST', 'ledger', { body: [{ id: 400, n: 40 }, { id: 401, n: 40 }, { id: 402, n: 40 }] });
+    const range = async (method: string, path: string, prefer: string, body?: unknown) => (await rest(method, path, { headers: { prefer }, ...(body ? { body } : {}) })).headers.get('content-range');
+    expect(await range('PATCH', 'ledger?n=eq.40', 'return=minimal', { label: 'x' })).toBe('0-2/*');
+    expect(await range('PATCH', 'ledger?n=eq.40', 'return=minimal,count=exact', { label: 'y' })).toBe('0-2/3');
+    expect(await range('PATCH', 'ledger?n=eq.-1', 'return=representation,count=exact', { label: 'y' })).toBe('*/0');
+    expect(await range('POST', 'ledger', 'return=minimal,count=exact', [{ id: 403 }, { id: 404 }])).toBe('*/2');
+    expect(await range('PUT', 'ledger?id=eq.405', 'return=representation,count=exact', { id: 405 })).toBeNull();
+    expect(await range('DELETE', 'ledger?id=gte.400&id=lte.405', 'return=representation,count=exact')).toBe('*/6');
   });
 
   it('limits an update or a delete to the first rows in order', async () => {

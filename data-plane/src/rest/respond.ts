@@ -140,7 +140,10 @@ export function respond(plan: Plan, row: StatementRow): Answer {
     case 'insert':
     case 'update':
     case 'delete': {
-      headers['content-range'] = plan.count ? `*/${row.page_count}` : '*/*';
+      // As PostgREST: a PATCH's range spans the rows it changed, a POST's and a DELETE's is `*`, a PUT has none; the count when asked.
+      const counted = plan.count ? row.page_count : null;
+      if (plan.kind === 'update') headers['content-range'] = contentRange(0, row.page_count, counted);
+      else if (!(plan.kind === 'insert' && plan.put)) headers['content-range'] = `*/${counted ?? '*'}`;
       const status = writeStatus(plan, row);
       if (plan.return === 'representation') return { status, headers, body: plan.headOnly ? null : body ?? '[]' };
       delete headers['content-type'];
