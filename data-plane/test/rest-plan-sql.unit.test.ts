@@ -162,6 +162,13 @@ describe('sql', () => {
     expect(() => plan('GET', 'posts', 'title->>x=eq.1')).toThrow(/json or jsonb/);
   });
 
+  it('reads ov.(a,b) as an array literal on an array column only; on a range it is the range literal', () => {
+    const spans = snapshotOf({ relations: [{ name: 'spans', kind: 'table', columns: [col('id', 'bigint'), col('tags', 'text[]'), col('during', 'int4range')], primaryKey: ['id'], comment: null }] });
+    const statement = statementFor(planRequest(request('GET', 'spans', 'tags=ov.(a,b)&during=ov.(1,5)'), spans));
+    expect(statement.text).toContain('(_t0."tags" && $1) and (_t0."during" && $2)');
+    expect(statement.values).toEqual(['{a,b}', '(1,5)']);
+  });
+
   it('compares with any/all of a list as one array parameter', () => {
     const statement = sql('GET', 'posts', 'title=like(any).{a*,b*}&id=not.gt(all).{1,2}');
     expect(statement.text).toContain('_t0."title"::text like any($1)');

@@ -206,6 +206,7 @@ describe('filters', () => {
     ['tags=cs.{hello}', [1, 3]],
     ['tags=cd.{hello,intro,misc}', [1, 2, 3, 4]],
     ['tags=ov.{misc,intro}', [1, 2]],
+    ['tags=ov.(misc,intro)', [1, 2]],
     ['meta=cs.{"lang":"fr"}', [3]],
     ['title=fts.world', [1]],
     ['title=plfts(english).bob writes', [3]],
@@ -227,6 +228,17 @@ describe('filters', () => {
       expect(ids(answer.body)).toEqual(expected);
     });
   }
+
+  it('passes ov.(a,b) on a range column through as the range literal it is, as PostgREST (the list form is an array’s only)', async () => {
+    await sql(p, `
+      create table bookings (id int primary key, during int4range);
+      create policy "read" on bookings for select using (true);
+      insert into bookings values (1, '[1,3)'), (2, '[5,9)'), (3, '[10,12)');
+    `);
+    await expect.poll(async () => (await get('bookings?select=id&order=id&during=ov.(1,5)')).body, { timeout: 1000, interval: 20 }).toEqual([{ id: 1 }]);
+    expect(ids((await get('bookings?select=id&order=id&during=ov.[5,10]')).body)).toEqual([2, 3]);
+    expect(ids((await get('bookings?select=id&order=id&during=not.ov.(0,100)')).body)).toEqual([]);
+  });
 });
 
 describe('order, paging, counts', () => {

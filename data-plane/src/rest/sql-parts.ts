@@ -75,8 +75,9 @@ function filterSql(condition: Extract<PlannedCondition, { kind: 'filter' }>, tab
     case 'in':
       return `${col} = any(${params.add(Array.isArray(value) ? value : [value])})`;
     case 'cs': case 'cd': case 'ov': {
-      // ov.(a,b) is PostgREST's list form of an array literal.
-      const literal = condition.op === 'ov' && /^\(.*\)$/s.test(text) ? `{${text.slice(1, -1)}}` : text;
+      // ov.(a,b) is PostgREST's list form of an array literal, on an array column; on a range, (a,b) is the range literal itself.
+      const list = condition.op === 'ov' && !condition.json && condition.column.type.endsWith('[]') && /^\(.*\)$/s.test(text);
+      const literal = list ? `{${text.slice(1, -1)}}` : text;
       return `${col} ${condition.op === 'cs' ? '@>' : condition.op === 'cd' ? '<@' : '&&'} ${params.add(literal)}`;
     }
     case 'fts': case 'plfts': case 'phfts': case 'wfts': {
