@@ -48,6 +48,20 @@ describe('stringifyExactJson', () => {
     expect(stringifyExactJson(value)).toBe('{"n":12345678901234567890,"list":[1.50,2],"s":"1.50"}');
     expect(stringifyExactJson({ a: [1, 'x'] })).toBe('{"a":[1,"x"]}');
   });
+
+  it('writes what JSON.stringify writes, for every kind of JSON value', () => {
+    const values: unknown[] = [
+      null, true, 0, -0, 1.5, 1e21, Number.NaN, 'say "hi"\n\u2028', [], {}, [null, [[]], {}], { '': 1, __proto__: 2, 'a"b': [true, 'x'], nested: { deeper: [1, { k: null }] } },
+      { skipped: undefined, fn: () => 1, kept: 1 }, [undefined, () => 1], { at: new Date(0) }, JSON.parse('{"__proto__":{"x":1}}'),
+    ];
+    for (const value of values) expect(stringifyExactJson(value), String(JSON.stringify(value))).toBe(JSON.stringify(value));
+  });
+
+  it('writes a value nested deeper than JSON.stringify can (no recursion)', () => {
+    const text = `${'{"a":['.repeat(50_000)}9007199254740993${']}'.repeat(50_000)}`;
+    expect(() => JSON.stringify(JSON.parse(text))).toThrow(RangeError);
+    expect(stringifyExactJson(parseExactJson(text))).toBe(text);
+  });
 });
 
 describe('encodeValue with numbers as written', () => {

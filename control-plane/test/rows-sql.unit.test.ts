@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, ident } from '@baseplane/contracts';
 import { parseRowsQuery } from '../src/rows/rows-parse';
-import { countRowsSql, deleteRowSql, encodeValue, insertRowSql, selectRowsSql, updateRowSql, type TableShape } from '../src/rows/rows-sql';
+import { MAX_VALUE_DEPTH, countRowsSql, deleteRowSql, encodeValue, insertRowSql, selectRowsSql, updateRowSql, type TableShape } from '../src/rows/rows-sql';
 
 const todos: TableShape = {
   name: 'todos',
@@ -159,5 +159,31 @@ describe('updating and deleting by primary key', () => {
   it('refuses unknown columns in pkWhere and data as unknown_column', () => {
     expect(refusal(() => deleteRowSql(todos, { id: 1, 'id = id or true --': 1 }))).toMatchObject({ status: 400, code: 'unknown_column' });
     expect(refusal(() => updateRowSql(todos, { id: 1 }, { 'title" = \'x\', "id': 2 }))).toMatchObject({ status: 400, code: 'unknown_column' });
+  });
+});
+
+describe('deeply nested values', () => {
+  const nest = (depth: number, leaf: unknown = 1): unknown => {
+    let value = leaf;
+    for (let i = 0; i < depth; i++) value = [value];
+    return value;
+  };
+
+  it('refuses a value nested deeper than the limit under any column, data or key, as invalid_request', () => {
+    const tooDeep = nest(MAX_VALUE_DEPTH + 1);
+    for (const column of todos.columns) {
+      expect(refusal(() => encodeValue(column, tooDeep)), column.type).toMatchObject({ status: 400, code: 'invalid_request', message: `the value of column "${column.name}" nests deeper than ${MAX_VALUE_DEPTH} levels` });
+    }
+    expect(refusal(() => encodeValue({ name: 'meta', type: 'jsonb' }, { a: nest(100_000) })).code).toBe('invalid_request');
+    expect(refusal(() => insertRowSql(todos, { title: nest(100_000) })).code).toBe('invalid_request');
+    expect(refusal(() => updateRowSql(todos, { id: 1 }, { meta: nest(100_000) })).code).toBe('invalid_request');
+    expect(refusal(() => deleteRowSql(todos, { id: nest(100_000) })).code).toBe('invalid_request');
+  });
+
+  it('writes JSON at the limit, and refuses arrays of more dimensions than PostgreSQL has', () => {
+    expect(encodeValue({ name: 'meta', type: 'jsonb' }, nest(MAX_VALUE_DEPTH - 1))).toBe(`${'['.repeat(MAX_VALUE_DEPTH - 1)}1${']'.repeat(MAX_VALUE_DEPTH - 1)}`);
+    expect(encodeValue({ name: 'tags', type: 'text[]' }, nest(6, 'x'))).toEqual(nest(6, 'x'));
+    expect(refusal(() => encodeValue({ name: 'tags', type: 'text[]' }, nest(7, 'x')))).toMatchObject({ status: 400, code: 'invalid_request', message: expect.stringContaining('more than 6 dimensions') });
+    expect(refusal(() => encodeValue({ name: 'title', type: 'text' }, nest(7, 'x'))).code).toBe('invalid_request');
   });
 });

@@ -67,11 +67,52 @@ export function parseExactJson(text: string): unknown {
   return root;
 }
 
-/** JSON.stringify, writing each JsonNumber as its own text. */
+/**
+ * JSON.stringify, writing each JsonNumber as its own text. Written as a loop:
+ * JSON.stringify recurses, and a value a few thousand levels deep (which
+ * parseExactJson takes and PostgreSQL's jsonb reads) overflows its stack.
+ * `undefined`, functions and symbols go as JSON.stringify writes them (left
+ * out of objects, null in arrays); a value with `toJSON` (a Date) writes what
+ * that answers.
+ */
 export function stringifyExactJson(value: unknown): string {
-  const marker = `bp-exact-number-${randomUUID()}-`;
-  const texts: string[] = [];
-  const json = JSON.stringify(value, (_key, item: unknown) => (item instanceof JsonNumber ? `${marker}${texts.push(item.text) - 1}` : item));
-  if (texts.length === 0) return json;
-  return json.replace(new RegExp(`"${marker}(\\d+)"`, 'g'), (_whole, index: string) => texts[Number(index)]!);
+  const out: string[] = [];
+  // What is still to write, last first: a value, or text (punctuation, a key).
+  const pending: Array<{ value: unknown } | string> = [{ value }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (typeof next === 'string') {
+      out.push(next);
+      continue;
+    }
+    const item = jsonValueOf(next.value);
+    if (item instanceof JsonNumber) out.push(item.text);
+    else if (Array.isArray(item)) {
+      out.push('[');
+      pending.push(']');
+      for (let i = item.length - 1; i >= 0; i--) {
+        const element = jsonValueOf(item[i]);
+        pending.push(isUnwritten(element) ? 'null' : { value: element });
+        if (i > 0) pending.push(',');
+      }
+    } else if (typeof item === 'object' && item !== null) {
+      const entries = Object.entries(item).map(([key, child]) => [key, jsonValueOf(child)] as const).filter(([, child]) => !isUnwritten(child));
+      out.push('{');
+      pending.push('}');
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i]!;
+        pending.push({ value: child }, `${JSON.stringify(key)}:`);
+        if (i > 0) pending.push(',');
+      }
+    } else out.push(isUnwritten(item) ? 'null' : JSON.stringify(item));
+  }
+  return out.join('');
 }
+
+/** What JSON.stringify writes for `value`: its `toJSON()` when it has one. */
+function jsonValueOf(value: unknown): unknown {
+  const toJSON = (value as { toJSON?: unknown } | null | undefined)?.toJSON;
+  return typeof toJSON === 'function' && !(value instanceof JsonNumber) ? (toJSON as () => unknown).call(value) : value;
+}
+
+/** Values JSON has no text for: JSON.stringify leaves them out of objects and writes null in arrays. */
+const isUnwritten = (value: unknown) => value === undefined || typeof value === 'function' || typeof value === 'symbol';

@@ -26,21 +26,44 @@ export function resolveColumn(table: TableShape, name: string): Column {
 }
 
 /**
+ * How deep a value of a row may nest. PostgreSQL's json and jsonb read about
+ * 16,000 levels before they run out of stack (54001, "stack depth limit
+ * exceeded", asking to raise a server setting); past this, a request is
+ * refused before anything runs, saying why.
+ */
+export const MAX_VALUE_DEPTH = 10_000;
+/** PostgreSQL's limit on an array's dimensions (MAXDIM). */
+const MAX_ARRAY_DIMENSIONS = 6;
+
+/**
  * A JSON value as a parameter for this column: json/jsonb get JSON text (so a
  * string or an array stays JSON), arrays go as arrays (node-postgres writes a
  * PostgreSQL array literal), other objects as JSON text, scalars as they are.
  * A number as written in the body (exact-json.ts) goes as that text into
  * JSON, `numeric` and, when it is a plain integer, integer columns and
  * arrays; elsewhere (`1.0` for an `int4`, a float, text) as before, as the
- * JavaScript number.
+ * JavaScript number. A value nested deeper than {@link MAX_VALUE_DEPTH}, or
+ * an array of more dimensions than PostgreSQL's arrays have, is a 400.
  */
 export function encodeValue(column: Column, value: unknown): unknown {
   if (value === null || value === undefined) return null;
+  checkDepth(column, value);
   if (/^jsonb?$/.test(column.type)) return stringifyExactJson(value);
-  if (Array.isArray(value)) return exactElements(column.type.replace(/(\[\])+$/, ''), value);
+  if (Array.isArray(value)) return exactElements(column, column.type.replace(/(\[\])+$/, ''), value, 1);
   if (value instanceof JsonNumber) return exactNumber(column.type, value);
   if (typeof value === 'object') return stringifyExactJson(value);
   return value;
+}
+
+/** Refuses a value nested deeper than {@link MAX_VALUE_DEPTH}; walked without recursion, as the body may nest as deep as JSON.parse takes. */
+function checkDepth(column: Column, value: unknown): void {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [item, depth] = next;
+    if (typeof item !== 'object' || item === null || item instanceof JsonNumber) continue;
+    if (depth > MAX_VALUE_DEPTH) throw invalidRequest(`the value of column "${column.name}" nests deeper than ${MAX_VALUE_DEPTH} levels`);
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
 }
 
 /** The text PostgreSQL reads the number from, where `type` takes it as written; else the JavaScript number. */
@@ -50,10 +73,16 @@ function exactNumber(type: string, value: JsonNumber): string | number {
   return Number(value.text);
 }
 
-/** An array's numbers as {@link exactNumber} gives them for its element type, at every depth. */
-function exactElements(elementType: string, values: unknown[]): unknown[] {
+/**
+ * An array's numbers as {@link exactNumber} gives them for its element type,
+ * at every depth. An array nested deeper than PostgreSQL's arrays go is
+ * refused here: PostgreSQL would refuse it (54000), and node-postgres, which
+ * writes the literal, recurses.
+ */
+function exactElements(column: Column, elementType: string, values: unknown[], dimensions: number): unknown[] {
+  if (dimensions > MAX_ARRAY_DIMENSIONS) throw invalidRequest(`the array of column "${column.name}" has more than ${MAX_ARRAY_DIMENSIONS} dimensions, PostgreSQL's limit`);
   return values.map((item) => {
-    if (Array.isArray(item)) return exactElements(elementType, item);
+    if (Array.isArray(item)) return exactElements(column, elementType, item, dimensions + 1);
     if (item instanceof JsonNumber) return exactNumber(elementType, item);
     // node-postgres would write an object element as JSON.stringify does.
     return typeof item === 'object' && item !== null ? stringifyExactJson(item) : item;
