@@ -92,6 +92,27 @@ describe('results', () => {
     expect(answer.body.rows).toEqual([{ nan: 'NaN', low: '-Infinity', finite: 1.5, list: ['Infinity', 2, null], nothing: null }]);
   });
 
+  it('answers json and jsonb nested deeper than JSON.stringify goes, as PostgreSQL writes them, and a write returning one is answered, not refused after its commit', async () => {
+    const deep = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    const answer = await sql(`select (repeat('[',6000)||repeat(']',6000))::jsonb as j, (repeat('{"a":',6000)||'1'||repeat('}',6000))::json as o,
+      array[(repeat('[',6000)||repeat(']',6000))::jsonb, null, '{"k": 1.50}'] as list, '{"n": 12345678901234567890}'::jsonb as exact`);
+    expect(answer.status, answer.text.slice(0, 300)).toBe(200);
+    expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(answer.body.columns).toEqual([{ name: 'j', dataType: 'jsonb' }, { name: 'o', dataType: 'json' }, { name: 'list', dataType: 'jsonb[]' }, { name: 'exact', dataType: 'jsonb' }]);
+    expect(answer.text).toContain(`"j":${deep(6000)}`);
+    expect(answer.text).toContain(`"o":${'{"a":'.repeat(6000)}1${'}'.repeat(6000)}`);
+    expect(answer.text).toContain(`"list":[${deep(6000)},null,{"k": 1.50}]`);
+    // A number's digits as PostgreSQL keeps them, as the rows API answers them.
+    expect(answer.text).toContain('"exact":{"n": 12345678901234567890}');
+
+    await sql('create table deep_docs (id int primary key, doc jsonb)');
+    const inserted = await sql(`insert into deep_docs values (1, (repeat('[',6000)||repeat(']',6000))::jsonb) returning id, doc`);
+    expect(inserted.status, inserted.text.slice(0, 300)).toBe(200);
+    expect(inserted.body).toMatchObject({ rows: [{ id: 1 }], rowCount: 1 });
+    expect(inserted.text).toContain(`"doc":${deep(6000)}`);
+    expect((await tenant.query('select count(*)::int as n from deep_docs')).rows[0].n).toBe(1);
+  });
+
   it('answers the last statement of several', async () => {
     const answer = await sql(`create temporary table scratch (n int); insert into scratch values (1), (2), (3); select n, n * 10 as tenfold from scratch order by n desc`);
     expect(answer.status, answer.text).toBe(200);

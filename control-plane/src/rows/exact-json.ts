@@ -11,10 +11,16 @@
  */
 import { randomUUID } from 'node:crypto';
 
-/** A JSON number literal that a JavaScript number would not keep exactly. */
-export class JsonNumber {
+/**
+ * JSON text that {@link stringifyExactJson} writes as it is: a number as
+ * written, or PostgreSQL's own text of a json value (the SQL console's).
+ */
+export class JsonText {
   constructor(readonly text: string) {}
 }
+
+/** A JSON number literal that a JavaScript number would not keep exactly. */
+export class JsonNumber extends JsonText {}
 
 /** JSON's number grammar, from the index it is set to. */
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
@@ -68,7 +74,7 @@ export function parseExactJson(text: string): unknown {
 }
 
 /**
- * JSON.stringify, writing each JsonNumber as its own text. Written as a loop:
+ * JSON.stringify, writing each JsonText (a JsonNumber too) as its own text. Written as a loop:
  * JSON.stringify recurses, and a value a few thousand levels deep (which
  * parseExactJson takes and PostgreSQL's jsonb reads) overflows its stack.
  * `undefined`, functions and symbols go as JSON.stringify writes them (left
@@ -85,7 +91,7 @@ export function stringifyExactJson(value: unknown): string {
       continue;
     }
     const item = jsonValueOf(next.value);
-    if (item instanceof JsonNumber) out.push(item.text);
+    if (item instanceof JsonText) out.push(item.text);
     else if (Array.isArray(item)) {
       out.push('[');
       pending.push(']');
@@ -111,7 +117,7 @@ export function stringifyExactJson(value: unknown): string {
 /** What JSON.stringify writes for `value`: its `toJSON()` when it has one. */
 function jsonValueOf(value: unknown): unknown {
   const toJSON = (value as { toJSON?: unknown } | null | undefined)?.toJSON;
-  return typeof toJSON === 'function' && !(value instanceof JsonNumber) ? (toJSON as () => unknown).call(value) : value;
+  return typeof toJSON === 'function' && !(value instanceof JsonText) ? (toJSON as () => unknown).call(value) : value;
 }
 
 /** Values JSON has no text for: JSON.stringify leaves them out of objects and writes null in arrays. */

@@ -8,6 +8,7 @@
  * goes over the simple protocol, and rows past the cap are dropped as they come.
  */
 import pg from 'pg';
+import { JsonText } from '../rows/exact-json';
 
 export interface ResultField {
   name: string;
@@ -45,7 +46,8 @@ const TEXT_ARRAY = pg.types.getTypeParser(TEXT_ARRAY_OID, 'text') as Parser;
 /**
  * Types answered as PostgreSQL writes them rather than as JavaScript objects:
  * dates and times (a JS Date loses microseconds and shifts `date` by the
- * process's time zone), intervals and bytea; their arrays become string arrays.
+ * process's time zone), intervals and bytea; their arrays become string arrays;
+ * json and jsonb (below).
  * Floats stay numbers except NaN and ±Infinity, which JSON has no number for.
  */
 /** A float as a number, but NaN and ±Infinity as PostgreSQL writes them: JSON would make them null. */
@@ -56,6 +58,17 @@ const float = (text: string) => {
 const FLOAT_ARRAY: Parser = (text) => (TEXT_ARRAY(text) as unknown[]).map(function each(item): unknown {
   return Array.isArray(item) ? item.map(each) : item === null ? null : float(item as string);
 });
+/**
+ * json and jsonb as PostgreSQL's own text, written into the answer as it is
+ * (sql.controller.ts): parsed, a value nested a few thousand levels deep
+ * (PostgreSQL takes about 16,000) could not be serialised again, and the
+ * answer of a query that had committed would be a 500; a number keeps its
+ * digits too, as the rows API's answers do.
+ */
+const jsonText: Parser = (text) => new JsonText(text);
+const JSON_ARRAY: Parser = (text) => (TEXT_ARRAY(text) as unknown[]).map(function each(item): unknown {
+  return Array.isArray(item) ? item.map(each) : item === null ? null : new JsonText(item as string);
+});
 const AS_TEXT = new Map<number, Parser>([
   ...[17, 1082, 1083, 1114, 1184, 1186, 1266].map((oid): [number, Parser] => [oid, (text) => text]),
   ...[1001, 1182, 1183, 1115, 1185, 1187, 1270].map((oid): [number, Parser] => [oid, TEXT_ARRAY]),
@@ -63,6 +76,10 @@ const AS_TEXT = new Map<number, Parser>([
   [701, float],
   [1021, FLOAT_ARRAY],
   [1022, FLOAT_ARRAY],
+  [114, jsonText],
+  [3802, jsonText],
+  [199, JSON_ARRAY],
+  [3807, JSON_ARRAY],
 ]);
 
 const parserOf = (oid: number): Parser => AS_TEXT.get(oid) ?? (pg.types.getTypeParser(oid, 'text') as Parser);
