@@ -236,6 +236,18 @@ describe('foreign keys', () => {
     expect((await call('DELETE', `${base()}/books/foreign-keys/books_author`, { headers: auth() })).status).toBe(200);
     expect((await call('GET', `${base()}/books/foreign-keys`, { headers: auth() })).body).toEqual([]);
   });
+
+  it('answers the key a request without a name added, not another key on the same columns', async () => {
+    await call('POST', base(), { headers: auth(), body: { name: 'shelves', columns: [{ name: 'author_id', type: 'int8' }] } });
+    // Named so that it sorts after the generated name: the one a match on columns would answer.
+    const first = await call('POST', `${base()}/shelves/foreign-keys`, { headers: auth(), body: { name: 'zz_shelf_author', columns: ['author_id'], references: { table: 'authors', columns: ['id'] } } });
+    expect(first.status, first.text).toBe(201);
+    const unnamed = await call('POST', `${base()}/shelves/foreign-keys`, { headers: auth(), body: { columns: ['author_id'], references: { table: 'authors', columns: ['id'] }, onDelete: 'set null' } });
+    expect(unnamed.status, unnamed.text).toBe(201);
+    expect(unnamed.body).toEqual({ name: 'shelves_author_id_fkey', columns: ['author_id'], references: { table: 'authors', columns: ['id'] }, onDelete: 'set null', onUpdate: 'no action' });
+    const listed = await call('GET', `${base()}/shelves/foreign-keys`, { headers: auth() });
+    expect(listed.body.map((fk: { name: string }) => fk.name)).toEqual(['shelves_author_id_fkey', 'zz_shelf_author']);
+  });
 });
 
 describe('concurrency', () => {

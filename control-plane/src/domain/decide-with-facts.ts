@@ -27,7 +27,7 @@ export async function handleCommandWithFacts<C extends { data: { projectId: stri
   readFacts: (client: PoolClient) => Promise<F>,
   withPending: (facts: F, pending: PendingChange[]) => F,
   decide: (command: C, state: project.ProjectState, facts: F) => ProjectEvent[],
-): Promise<HandledCommand<project.ProjectState>> {
+): Promise<HandledCommand<project.ProjectState, ProjectEvent>> {
   const handled = await handleCommand<C, ProjectEvent, FactsState>(
     store,
     {

@@ -20,9 +20,10 @@ export interface CommandContext {
   causationId: string | null;
 }
 
-export interface HandledCommand<S> extends AppendResult {
+export interface HandledCommand<S, E extends { type: string; data: unknown } = { type: string; data: unknown }> extends AppendResult {
   state: S;
-  events: { type: string; version: number }[];
+  /** What the command recorded, each with its version in the stream (a name the decider chose is here). */
+  events: (E & { version: number })[];
 }
 
 const MAX_ATTEMPTS = 20;
@@ -33,7 +34,7 @@ export async function handleCommand<C, E extends { type: string; data: unknown }
   streamId: string,
   command: C,
   context: CommandContext,
-): Promise<HandledCommand<S>> {
+): Promise<HandledCommand<S, E>> {
   for (let attempt = 1; ; attempt++) {
     const history = await store.readStream<E>(streamId);
     const state = history.reduce((s, e) => decider.evolve(s, { type: e.type, data: e.data, version: e.version } as unknown as E), decider.initialState());
@@ -56,7 +57,7 @@ export async function handleCommand<C, E extends { type: string; data: unknown }
       return {
         ...result,
         state: events.reduce(decider.evolve, state),
-        events: events.map((e, i) => ({ type: e.type, version: result.versions[i]! })),
+        events: events.map((e, i) => ({ ...e, version: result.versions[i]! })),
       };
     } catch (error) {
       if (!(error instanceof VersionConflictError) || attempt >= MAX_ATTEMPTS) throw error;

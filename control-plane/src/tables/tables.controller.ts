@@ -16,13 +16,14 @@ import {
   type ColumnChange,
   type SchemaCommand,
 } from '@baseplane/contracts';
+import type { CommandContext } from '../domain/handle-command';
 import { validate } from '../http/validate';
 import { CallerResolver } from '../http/caller';
 import { CommandRunner } from '../projects/command-runner';
 import { runAndAnswer } from '../projects/projects.controller';
 import { readCatalog, type TableInfo } from '../tenants/catalog';
 import { TenantConnections } from '../tenants/tenant-connections';
-import { ExecuteSchemaCommand } from './schema-command';
+import { ExecuteSchemaCommand, type HandledSchemaCommand } from './schema-command';
 
 @Controller('api/projects/:id/tables')
 export class TablesController {
@@ -107,11 +108,12 @@ export class TablesController {
     const projectId = await this.callers.activeProjectId(request, id);
     const input = validate(AddForeignKeyBody, body);
     const command: SchemaCommand = { type: 'AddForeignKey', data: { projectId, table: name, foreignKey: input } };
-    return this.send(request, reply, 201, command, async () => {
-      const table = await this.table(projectId, name);
-      // The newest foreign key on these columns is the one just added.
-      const added = table.foreignKeys.filter((fk) => (input.name ? fk.name === input.name : fk.columns.join() === input.columns.join()));
-      return added[added.length - 1] ?? table.foreignKeys;
+    return this.send(request, reply, 201, command, async (recorded) => {
+      // The decider named the key when the request did not: other keys may be on the same columns.
+      const added = recorded.find((event) => event.type === 'ForeignKeyAdded')?.data.foreignKey.name;
+      const foreignKey = (await this.table(projectId, name)).foreignKeys.find((fk) => fk.name === added);
+      if (!foreignKey) throw notFound(`foreign key "${added ?? input.name ?? ''}"`);
+      return foreignKey;
     });
   }
 
@@ -121,8 +123,15 @@ export class TablesController {
     return this.send(request, reply, 200, { type: 'DropForeignKey', data: { projectId, table: name, name: fk } }, async () => ({ name: fk, dropped: true }));
   }
 
-  private send<T>(request: FastifyRequest, reply: FastifyReply, status: number, command: SchemaCommand, resource: () => Promise<T>) {
-    return runAndAnswer({ callers: this.callers, runner: this.runner }, request, reply, command.data.projectId, (context) => this.commands.execute(new ExecuteSchemaCommand(command, context)), status, resource);
+  /** Runs the command and answers `resource`, which is given the events the command recorded. */
+  private send<T>(request: FastifyRequest, reply: FastifyReply, status: number, command: SchemaCommand, resource: (recorded: HandledSchemaCommand['events']) => Promise<T>) {
+    let recorded: HandledSchemaCommand['events'] = [];
+    const execute = async (context: CommandContext) => {
+      const handled = await this.commands.execute<ExecuteSchemaCommand, HandledSchemaCommand>(new ExecuteSchemaCommand(command, context));
+      recorded = handled.events;
+      return handled;
+    };
+    return runAndAnswer({ callers: this.callers, runner: this.runner }, request, reply, command.data.projectId, execute, status, () => resource(recorded));
   }
 
   private catalog(projectId: string): Promise<TableInfo[]> {
