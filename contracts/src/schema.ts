@@ -236,18 +236,21 @@ const TypeName = Type.String({ minLength: 1, maxLength: 64 });
 const Identifier = Type.String({ minLength: 1, maxLength: 63 });
 const DefaultValue = Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean(), Type.Null()]);
 
-export const ColumnBody = Type.Object(
-  {
-    name: Identifier,
-    type: TypeName,
-    nullable: Type.Optional(Type.Boolean()),
-    default: Type.Optional(DefaultValue),
-    unique: Type.Optional(Type.Boolean()),
-    primaryKey: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
+const ADDED_COLUMN_FIELDS = {
+  name: Identifier,
+  type: TypeName,
+  nullable: Type.Optional(Type.Boolean()),
+  default: Type.Optional(DefaultValue),
+  unique: Type.Optional(Type.Boolean()),
+};
+
+/** A column of a table being created: it may be (part of) the primary key. */
+export const ColumnBody = Type.Object({ ...ADDED_COLUMN_FIELDS, primaryKey: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
 export type ColumnBody = Static<typeof ColumnBody>;
+
+/** A column added to a table (API.md: `{name,type,nullable?,default?,unique?}`): ADD COLUMN makes no primary key, so `primaryKey` is refused, not ignored. */
+export const AddColumnBody = Type.Object(ADDED_COLUMN_FIELDS, { additionalProperties: false });
+export type AddColumnBody = Static<typeof AddColumnBody>;
 
 export const CreateTableBody = Type.Object(
   {

@@ -143,6 +143,12 @@ describe('checks that would otherwise fail only when applied', () => {
       expect(refusal({ type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'title', change: { name } } }).status, name).toBe(400);
     }
     expect(refusal({ type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'id', change: { nullable: true } } })).toMatchObject({ status: 400, code: 'invalid_request' });
+    // Made not null by the key all the same, and silently: refused, as a change of a key column to nullable is.
+    expect(refusal({ type: 'CreateTable', data: { projectId, name: 'x', columns: [{ name: 'code', type: 'text', primaryKey: true, nullable: true }], access: 'custom' } }))
+      .toEqual({ status: 400, code: 'invalid_request', message: 'column "code" is in the primary key, which is never null' });
+    expect(decideSchema({ type: 'CreateTable', data: { projectId, name: 'x', columns: [{ name: 'code', type: 'text', primaryKey: true, nullable: false }], access: 'custom' } }, active, catalog())).toHaveLength(1);
+    // ADD COLUMN makes no key: a column added to a table cannot join its primary key.
+    expect(refusal({ type: 'AddColumn', data: { projectId, table: 'todos', column: { name: 'code', type: 'text', primaryKey: true } } })).toMatchObject({ status: 400, code: 'invalid_request' });
     expect(decideSchema({ type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'title', change: { nullable: false } } }, active, catalog())).toHaveLength(1);
     const withKey = catalog([todos], [{ name: 'todos_pkey', kind: 'index' }]);
     expect(refusal({ type: 'AddForeignKey', data: { projectId, table: 'todos', foreignKey: { name: 'todos_pkey', columns: ['title'], references: { table: 'todos', columns: ['id'] } } } }, active, withKey).status).toBe(409);

@@ -20,6 +20,8 @@ import type { ProjectState } from './project';
 
 const taken = (what: string) => new ApiError(409, 'already_exists', `${what} already exists`);
 const unknownColumn = (table: string, column: string) => new ApiError(400, 'unknown_column', `column "${column}" does not exist in table "${table}"`);
+/** PostgreSQL makes a key column not null whatever was asked: asking for null is refused, not silently changed. */
+const keyNeverNull = (column: string) => new ApiError(400, 'invalid_request', `column "${column}" is in the primary key, which is never null`);
 
 /** System columns every table has: a column cannot take their names. */
 const SYSTEM_COLUMNS = new Set(['tableoid', 'xmin', 'cmin', 'xmax', 'cmax', 'ctid']);
@@ -65,6 +67,7 @@ export function decideSchema(command: SchemaCommand, project: ProjectState, fact
         columnName(column.name);
         checkDefault(column.default, column.type);
         if (names.has(column.name)) throw new ApiError(400, 'invalid_request', `column "${column.name}" is given twice`);
+        if (column.primaryKey && column.nullable === true) throw keyNeverNull(column.name);
         names.add(column.name);
       }
       const hasPrimaryKey = columns.some((c) => c.primaryKey);
@@ -82,6 +85,9 @@ export function decideSchema(command: SchemaCommand, project: ProjectState, fact
     case 'AddColumn': {
       const target = table(catalog, command.data.table);
       columnName(command.data.column.name);
+      if (command.data.column.primaryKey) {
+        throw new ApiError(400, 'invalid_request', 'a column added to a table cannot join its primary key', null, 'make the key when the table is created, or change it with SQL');
+      }
       checkDefault(command.data.column.default, command.data.column.type);
       if (target.columns.some((c) => c.name === command.data.column.name)) throw taken(`column "${command.data.column.name}"`);
       assertColumnNotHeld(facts, target.name, command.data.column.name);
@@ -97,9 +103,7 @@ export function decideSchema(command: SchemaCommand, project: ProjectState, fact
         if (target.columns.some((c) => c.name === change.name)) throw taken(`column "${change.name}"`);
         assertColumnNotHeld(facts, target.name, change.name);
       }
-      if (change.nullable === true && current.isPrimaryKey) {
-        throw new ApiError(400, 'invalid_request', `column "${current.name}" is in the primary key, which is never null`);
-      }
+      if (change.nullable === true && current.isPrimaryKey) throw keyNeverNull(current.name);
       if (change.type !== undefined) change.type = normalizeType(change.type);
       if (change.using !== undefined && change.type === undefined) throw new ApiError(400, 'invalid_request', '"using" goes with a new "type"');
       if (change.using !== undefined) checkSqlExpression(change.using, 'using');

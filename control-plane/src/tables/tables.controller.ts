@@ -7,9 +7,9 @@ import { Body, Controller, Delete, Get, Inject, Param, Post, Put, Req, Res } fro
 import { CommandBus } from '@nestjs/cqrs';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
+  AddColumnBody,
   AddForeignKeyBody,
   CreateTableBody,
-  ColumnBody,
   UpdateColumnBody,
   notFound,
   toColumnSpec,
@@ -65,7 +65,7 @@ export class TablesController {
   @Post(':name/columns')
   async addColumn(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Param('name') name: string, @Body() body: unknown) {
     const projectId = await this.callers.activeProjectId(request, id);
-    const column = toColumnSpec(validate(ColumnBody, body));
+    const column = toColumnSpec(validate(AddColumnBody, body));
     return this.send(request, reply, 201, { type: 'AddColumn', data: { projectId, table: name, column } }, () => this.column(projectId, name, column.name));
   }
 
