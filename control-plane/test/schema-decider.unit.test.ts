@@ -168,3 +168,70 @@ describe('checks that would otherwise fail only when applied', () => {
     expect(decideSchema({ type: 'UpdateColumn', data: { projectId, table: 'todos', column: 'due', change: { default: '2026-01-01 00:00' } } }, active, withDue)).toHaveLength(1);
   });
 });
+
+describe('what PostgreSQL refuses when applied, refused before anything is recorded', () => {
+  const typed = (name: string, type: string, extra: Partial<TableInfo['columns'][number]> = {}) => column(name, { type, ...extra });
+  const things: TableInfo = {
+    ...todos, name: 'things', foreignKeys: [], primaryKey: ['id'],
+    columns: [typed('id', 'int8', { isPrimaryKey: true, isIdentity: true, nullable: false, unique: true }), typed('code', 'text', { unique: true }), typed('n', 'int4'), typed('small', 'int2'),
+      typed('amount', 'numeric(10,2)'), typed('at', 'timestamptz'), typed('day', 'date'), typed('clock', 'time'), typed('ref', 'uuid'), typed('ids', 'int8[]'), typed('label', 'varchar(20)'),
+      typed('feeling', 'feeling'), typed('letter', 'character(1)'), typed('doc', 'jsonb'), typed('raw', 'json'), typed('seq', 'int4', { isIdentity: true, nullable: false })],
+  };
+  const facts = catalog([todos, things]);
+  const fk = (columns: string[], references: string[]): SchemaCommand => ({ type: 'AddForeignKey', data: { projectId, table: 'things', foreignKey: { columns, references: { table: 'things', columns: references } } } });
+
+  it('refuses a json column that is unique or in the primary key, made, added or changed to json; takes jsonb and json[]', () => {
+    const refused: SchemaCommand[] = [
+      { type: 'CreateTable', data: { projectId, name: 'x', columns: [{ name: 'doc', type: 'json', unique: true }], access: 'custom' } },
+      { type: 'CreateTable', data: { projectId, name: 'x', columns: [{ name: 'doc', type: 'json', primaryKey: true }], access: 'custom' } },
+      { type: 'AddColumn', data: { projectId, table: 'things', column: { name: 'more', type: 'json', unique: true } } },
+      { type: 'UpdateColumn', data: { projectId, table: 'things', column: 'code', change: { type: 'json', using: 'code::json' } } },
+      { type: 'UpdateColumn', data: { projectId, table: 'things', column: 'id', change: { type: 'json', using: 'to_json(id)' } } },
+    ];
+    for (const command of refused) expect(refusal(command, active, facts), command.type).toMatchObject({ status: 400, code: 'invalid_request', message: expect.stringContaining('is json, which cannot be') });
+    const taken: SchemaCommand[] = [
+      { type: 'CreateTable', data: { projectId, name: 'x', columns: [{ name: 'doc', type: 'jsonb', unique: true }, { name: 'raw', type: 'json' }, { name: 'list', type: 'json[]', unique: true }], access: 'custom' } },
+      { type: 'AddColumn', data: { projectId, table: 'things', column: { name: 'more', type: 'json' } } },
+      { type: 'UpdateColumn', data: { projectId, table: 'things', column: 'n', change: { type: 'json', using: 'to_json(n)' } } },
+    ];
+    for (const command of taken) expect(decideSchema(command, active, facts), command.type).toHaveLength(1);
+  });
+
+  it('refuses a foreign key between kinds of types PostgreSQL never compares, and leaves the rest to it', () => {
+    for (const [from, to] of [['code', 'id'], ['ref', 'code'], ['at', 'n'], ['clock', 'at'], ['ids', 'id'], ['n', 'ids'], ['doc', 'code'], ['label', 'ref']]) {
+      expect(refusal(fk([from!], [to!]), active, facts), `${from} -> ${to}`).toMatchObject({ status: 400, code: 'invalid_request', message: expect.stringContaining('cannot reference') });
+    }
+    // Same kind (PostgreSQL then decides: int2 -> int8 works, numeric -> int8 does not), or a type made in SQL.
+    for (const [from, to] of [['small', 'id'], ['amount', 'id'], ['day', 'at'], ['label', 'code'], ['feeling', 'code'], ['letter', 'code'], ['n', 'letter']]) {
+      expect(decideSchema(fk([from!], [to!]), active, facts), `${from} -> ${to}`).toHaveLength(1);
+    }
+    // The automatic id of a table not applied yet is an int8 too.
+    const pending = [{ version: 5, event: { type: 'TableCreated', data: { projectId, name: 'later', columns: [{ name: 'note', type: 'text' }], access: 'custom' } } as PendingChange['event'] }];
+    const later = withPendingSchema(facts, pending);
+    expect(refusal({ type: 'AddForeignKey', data: { projectId, table: 'later', foreignKey: { columns: ['note'], references: { table: 'later', columns: ['id'] } } } }, active, later).message).toContain('cannot reference');
+  });
+
+  it('refuses a foreign key that references one column twice; takes one whose own columns repeat, as PostgreSQL does', () => {
+    expect(refusal(fk(['n', 'small'], ['id', 'id']), active, facts)).toEqual({ status: 400, code: 'invalid_request', message: 'a foreign key references column "id" twice' });
+    expect(decideSchema(fk(['n', 'n'], ['id', 'small']), active, facts)).toHaveLength(1);
+  });
+
+  it('refuses a default, set or dropped, and null for an identity column', () => {
+    for (const [column, change] of [['id', { default: '5' }], ['id', { default: null }], ['seq', { default: '5' }], ['seq', { nullable: true }]] as const) {
+      expect(refusal({ type: 'UpdateColumn', data: { projectId, table: 'things', column, change } }, active, facts), JSON.stringify(change)).toMatchObject({ status: 400, code: 'invalid_request', message: expect.stringContaining('identity column') });
+    }
+    expect(decideSchema({ type: 'UpdateColumn', data: { projectId, table: 'things', column: 'n', change: { default: '5' } } }, active, facts)).toHaveLength(1);
+  });
+
+  it('refuses a table of more than 1600 columns, the automatic id and owner_id counted, and a column added to a table that has 1600', () => {
+    const many = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `c${i}`, type: 'int4' }));
+    expect(refusal({ type: 'CreateTable', data: { projectId, name: 'wide', columns: many(1600), access: 'custom' } }))
+      .toEqual({ status: 400, code: 'invalid_request', message: 'a table has at most 1600 columns (the automatic id is one of them); this one would have 1601' });
+    expect(refusal({ type: 'CreateTable', data: { projectId, name: 'wide', columns: many(1599), access: 'owner' } }).message).toContain('(the automatic id and the automatic owner_id are among them); this one would have 1601');
+    expect(decideSchema({ type: 'CreateTable', data: { projectId, name: 'wide', columns: many(1599), access: 'custom' } }, active, catalog())).toHaveLength(1);
+    expect(decideSchema({ type: 'CreateTable', data: { projectId, name: 'wide', columns: [...many(1599), { name: 'k', type: 'int4', primaryKey: true }], access: 'custom' } }, active, catalog())).toHaveLength(1);
+    const full: TableInfo = { ...todos, name: 'full', foreignKeys: [], columns: many(1600).map((c) => column(c.name)) };
+    expect(refusal({ type: 'AddColumn', data: { projectId, table: 'full', column: { name: 'one_more', type: 'text' } } }, active, catalog([full])).message).toContain('1600 columns');
+  });
+});
+
