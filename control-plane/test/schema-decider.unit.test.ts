@@ -133,6 +133,40 @@ describe('changes recorded but not yet applied', () => {
       expect(refusal({ type: 'CreateTable', data: { projectId, name, columns: [], access: 'custom' } }, active, facts), name).toMatchObject({ status: 409, code: 'already_exists' });
     }
   });
+
+  it('takes a pending column drop\'s foreign keys and primary key with the column, as PostgreSQL does', () => {
+    const pairs: TableInfo = {
+      ...todos, name: 'pairs', primaryKey: ['a', 'b'], columns: [column('a', { isPrimaryKey: true }), column('b', { isPrimaryKey: true }), column('owner'), column('note')],
+      foreignKeys: [
+        { name: 'pairs_owner', columns: ['owner'], references: { table: 'todos', columns: ['title'] }, onDelete: 'no action', onUpdate: 'no action' },
+        { name: 'pairs_note', columns: ['note', 'owner'], references: { table: 'pairs', columns: ['a', 'b'] }, onDelete: 'no action', onUpdate: 'no action' },
+        { name: 'pairs_a', columns: ['a'], references: { table: 'todos', columns: ['id'] }, onDelete: 'no action', onUpdate: 'no action' },
+      ],
+    };
+    const pending = [recorded(5, { type: 'ColumnDropped', data: { projectId, table: 'pairs', column: 'owner' } }), recorded(6, { type: 'ColumnDropped', data: { projectId, table: 'pairs', column: 'b' } })]
+      .reduce(trackPending, [] as PendingChange[]);
+    const facts = withPendingSchema(catalog([todos, pairs]), pending);
+    const after = facts.tables.find((t) => t.name === 'pairs')!;
+    expect(after.foreignKeys.map((fk) => fk.name)).toEqual(['pairs_a']);
+    expect(after.primaryKey).toEqual([]);
+    expect(after.columns.map((c) => [c.name, c.isPrimaryKey])).toEqual([['a', false], ['note', false]]);
+    // Dropping the key afterwards would fail when applied (42704): it is not found now.
+    expect(refusal({ type: 'DropForeignKey', data: { projectId, table: 'pairs', name: 'pairs_owner' } }, active, facts)).toMatchObject({ status: 404, code: 'not_found' });
+    // A key that references a dropped column (rather than being on it) is not dropped with it: PostgreSQL refuses that drop, and the key stays.
+    const refs = withPendingSchema(catalog([todos]), [recorded(5, { type: 'ColumnDropped', data: { projectId, table: 'todos', column: 'id' } })].reduce(trackPending, [] as PendingChange[]));
+    expect(refs.tables[0]!.foreignKeys.map((fk) => fk.name)).toEqual(['todos_fk']);
+  });
+
+  it('takes the name of a pending added unique column\'s index, and gives the column its flags', () => {
+    const pending = [
+      recorded(5, { type: 'ColumnAdded', data: { projectId, table: 'todos', column: { name: 'code', type: 'text', unique: true, nullable: false, default: 'x' } } }),
+      recorded(6, { type: 'ColumnAdded', data: { projectId, table: 'todos', column: { name: 'plain', type: 'text' } } }),
+    ].reduce(trackPending, [] as PendingChange[]);
+    const facts = withPendingSchema(catalog(), pending);
+    expect(refusal({ type: 'CreateTable', data: { projectId, name: 'todos_code_key', columns: [], access: 'custom' } }, active, facts)).toMatchObject({ status: 409, code: 'already_exists' });
+    expect(decideSchema({ type: 'CreateTable', data: { projectId, name: 'todos_plain_key', columns: [], access: 'custom' } }, active, facts)).toHaveLength(1);
+    expect(facts.tables[0]!.columns.find((c) => c.name === 'code')).toMatchObject({ unique: true, nullable: false, default: 'x' });
+  });
 });
 
 describe('checks that would otherwise fail only when applied', () => {

@@ -225,6 +225,40 @@ describe('a drop recorded and not applied yet', () => {
     expect((await call('GET', operation, { headers: auth() })).body.error).toMatchObject({ code: '2BP01' });
     expect((await tenant.client.query(`select to_regclass('public.parents') as t`)).rows[0].t).toBe('parents');
   });
+
+  it('takes the foreign key of a column being dropped with it: dropping that key then is 404 and records nothing, and the drop applies', async () => {
+    expect((await call('POST', base(), { headers: auth(), body: { name: 'racks', columns: [{ name: 'label', type: 'text' }] } })).status).toBe(201);
+    expect((await call('POST', base(), { headers: auth(), body: { name: 'slots', columns: [{ name: 'rack_id', type: 'int8' }, { name: 'note', type: 'text' }] } })).status).toBe(201);
+    expect((await call('POST', `${base()}/slots/foreign-keys`, { headers: auth(), body: { name: 'slots_rack', columns: ['rack_id'], references: { table: 'racks', columns: ['id'] } } })).status).toBe(201);
+    const dropped = await whileAppliesWait(project.id, async () => {
+      const accepted = await call('DELETE', `${base()}/slots/columns/rack_id`, { headers: { ...auth(), prefer: 'respond-async' } });
+      expect(accepted.status, accepted.text).toBe(202);
+      const before = await streamVersion(project.id);
+      const fk = await call('DELETE', `${base()}/slots/foreign-keys/slots_rack`, { headers: { ...auth(), prefer: 'respond-async' } });
+      expect({ status: fk.status, code: fk.body.code }, fk.text).toEqual({ status: 404, code: 'not_found' });
+      expect(await streamVersion(project.id)).toBe(before);
+      return accepted;
+    });
+    const operation = `/api/projects/${project.id}/operations/${dropped.body.operation.id}`;
+    await expect.poll(async () => (await call('GET', operation, { headers: auth() })).body.status, { timeout: 30_000 }).toBe('succeeded');
+    expect((await call('GET', `${base()}/slots/foreign-keys`, { headers: auth() })).body).toEqual([]);
+  });
+
+  it('takes the name of a unique column\'s index while the column is being added: a table of that name is 409 and records nothing', async () => {
+    expect((await call('POST', base(), { headers: auth(), body: { name: 'badges', columns: [{ name: 'label', type: 'text' }] } })).status).toBe(201);
+    const added = await whileAppliesWait(project.id, async () => {
+      const accepted = await call('POST', `${base()}/badges/columns`, { headers: { ...auth(), prefer: 'respond-async' }, body: { name: 'code', type: 'text', unique: true } });
+      expect(accepted.status, accepted.text).toBe(202);
+      const before = await streamVersion(project.id);
+      const created = await call('POST', base(), { headers: { ...auth(), prefer: 'respond-async' }, body: { name: 'badges_code_key', columns: [{ name: 'label', type: 'text' }] } });
+      expect({ status: created.status, code: created.body.code }, created.text).toEqual({ status: 409, code: 'already_exists' });
+      expect(await streamVersion(project.id)).toBe(before);
+      return accepted;
+    });
+    const operation = `/api/projects/${project.id}/operations/${added.body.operation.id}`;
+    await expect.poll(async () => (await call('GET', operation, { headers: auth() })).body.status, { timeout: 30_000 }).toBe('succeeded');
+    expect((await tenant.client.query(`select to_regclass('public.badges_code_key') as i`)).rows[0].i).toBe('badges_code_key');
+  });
 });
 
 describe('foreign keys', () => {

@@ -53,7 +53,7 @@ export function withPendingSchema(facts: SchemaFacts, pending: PendingChange[]):
         if (tables.some((t) => t.name === name)) break;
         const keyed = columns.filter((c) => c.primaryKey).map((c) => c.name);
         const all = [
-          ...(keyed.length === 0 ? [column('id', 'bigint', { nullable: false, isPrimaryKey: true, isIdentity: true })] : []),
+          ...(keyed.length === 0 ? [column('id', 'int8', { nullable: false, isPrimaryKey: true, isIdentity: true })] : []),
           ...columns.map((c) => column(c.name, c.type, { nullable: c.nullable ?? true, default: c.default ?? null, unique: c.unique ?? false, isPrimaryKey: c.primaryKey ?? false })),
           ...(access === 'owner' && !columns.some((c) => c.name === 'owner_id') ? [column('owner_id', 'uuid', { default: 'auth.uid()' })] : []),
         ];
@@ -74,7 +74,11 @@ export function withPendingSchema(facts: SchemaFacts, pending: PendingChange[]):
         break;
       case 'ColumnAdded': {
         const added = event.data.column;
-        onTable(event.data.table, (t) => (t.columns.some((c) => c.name === added.name) ? t : { ...t, columns: [...t.columns, column(added.name, added.type)] }));
+        const made = column(added.name, added.type, { nullable: added.nullable ?? true, default: added.default ?? null, unique: added.unique ?? false });
+        onTable(event.data.table, (t) => (t.columns.some((c) => c.name === added.name) ? t : { ...t, columns: [...t.columns, made] }));
+        // A unique column's index takes its name as a table creation's does (PostgreSQL's name; a longer one it shortens).
+        const index = `${event.data.table}_${added.name}_key`;
+        if (added.unique && index.length <= 63) otherObjects = [...otherObjects, { name: index, kind: 'index' }];
         break;
       }
       case 'ColumnUpdated': {
@@ -85,10 +89,22 @@ export function withPendingSchema(facts: SchemaFacts, pending: PendingChange[]):
         onTable(event.data.table, (t) => (t.columns.some((c) => c.name === to) ? t : { ...t, columns: t.columns.map((c) => (c.name === from ? { ...c, name: to } : c)) }));
         break;
       }
-      case 'ColumnDropped':
-        held.columns.push({ table: event.data.table, column: event.data.column });
-        onTable(event.data.table, (t) => ({ ...t, columns: t.columns.filter((c) => c.name !== event.data.column) }));
+      case 'ColumnDropped': {
+        const dropped = event.data.column;
+        held.columns.push({ table: event.data.table, column: dropped });
+        // PostgreSQL drops the table's constraints on the column with it: its foreign keys, and the primary key it is in.
+        // (A key of another table that references the column makes the drop fail instead: that key stays.)
+        onTable(event.data.table, (t) => {
+          const keyGoes = t.primaryKey.includes(dropped);
+          return {
+            ...t,
+            columns: t.columns.filter((c) => c.name !== dropped).map((c) => (keyGoes && c.isPrimaryKey ? { ...c, isPrimaryKey: false } : c)),
+            primaryKey: keyGoes ? [] : t.primaryKey,
+            foreignKeys: t.foreignKeys.filter((fk) => !fk.columns.includes(dropped)),
+          };
+        });
         break;
+      }
       case 'ForeignKeyAdded': {
         const fk = event.data.foreignKey;
         onTable(event.data.table, (t) => (t.foreignKeys.some((f) => f.name === fk.name) ? t : { ...t, foreignKeys: [...t.foreignKeys, fk] }));
