@@ -157,6 +157,22 @@ describe('changes recorded but not yet applied', () => {
     expect(refs.tables[0]!.foreignKeys.map((fk) => fk.name)).toEqual(['todos_fk']);
   });
 
+  it('carries a pending rename into its table\'s keys and the foreign keys referencing it, and a pending type change into the checks of a foreign key', () => {
+    const rename = [recorded(5, { type: 'ColumnUpdated', data: { projectId, table: 'todos', column: 'id', change: { name: 'key' } } })].reduce(trackPending, [] as PendingChange[]);
+    const renamed = withPendingSchema(catalog(), rename).tables[0]!;
+    expect(renamed.primaryKey).toEqual(['key']);
+    expect(renamed.foreignKeys[0]).toMatchObject({ columns: ['title'], references: { table: 'todos', columns: ['key'] } });
+
+    const keyed: TableInfo = { ...todos, columns: [column('id', { isPrimaryKey: true, type: 'int8' }), column('title')], foreignKeys: [] };
+    const notes: TableInfo = { ...todos, name: 'notes', columns: [column('id', { isPrimaryKey: true }), column('code')], foreignKeys: [] };
+    const addKey: SchemaCommand = { type: 'AddForeignKey', data: { projectId, table: 'notes', foreignKey: { columns: ['code'], references: { table: 'todos', columns: ['id'] } } } };
+    expect(refusal(addKey, active, catalog([keyed, notes]))).toMatchObject({ status: 400, code: 'invalid_request' });
+    const retype = [recorded(6, { type: 'ColumnUpdated', data: { projectId, table: 'notes', column: 'code', change: { type: 'int8', using: 'code::int8', nullable: false } } })].reduce(trackPending, [] as PendingChange[]);
+    const facts = withPendingSchema(catalog([keyed, notes]), retype);
+    expect(facts.tables[1]!.columns[1]).toMatchObject({ name: 'code', type: 'int8', nullable: false });
+    expect(decideSchema(addKey, active, facts)).toHaveLength(1);
+  });
+
   it('takes the name of a pending added unique column\'s index, and gives the column its flags', () => {
     const pending = [
       recorded(5, { type: 'ColumnAdded', data: { projectId, table: 'todos', column: { name: 'code', type: 'text', unique: true, nullable: false, default: 'x' } } }),

@@ -82,11 +82,36 @@ export function withPendingSchema(facts: SchemaFacts, pending: PendingChange[]):
         break;
       }
       case 'ColumnUpdated': {
-        const { column: from, change } = event.data;
-        if (change.name === undefined || change.name === from) break;
-        const to = change.name;
-        held.columns.push({ table: event.data.table, column: from });
-        onTable(event.data.table, (t) => (t.columns.some((c) => c.name === to) ? t : { ...t, columns: t.columns.map((c) => (c.name === from ? { ...c, name: to } : c)) }));
+        const { table: owner, column: from, change } = event.data;
+        // Its type, nullability and default as they will be (a later foreign key is checked against the new type).
+        const changed = (c: TableInfo['columns'][number]) => ({
+          ...c,
+          ...(change.type !== undefined && { type: change.type }),
+          ...(change.nullable !== undefined && { nullable: change.nullable }),
+          ...(change.default !== undefined && { default: change.default }),
+        });
+        const to = change.name ?? from;
+        if (to === from) {
+          onTable(owner, (t) => ({ ...t, columns: t.columns.map((c) => (c.name === from ? changed(c) : c)) }));
+          break;
+        }
+        held.columns.push({ table: owner, column: from });
+        // The catalog may show the rename applied already (read after the stream): then nothing is left to do.
+        if (tables.find((t) => t.name === owner)?.columns.some((c) => c.name === to)) break;
+        // A rename carries over to the table's keys and to the foreign keys referencing the column, as PostgreSQL's does.
+        const renamed = (names: string[]) => names.map((name) => (name === from ? to : name));
+        tables = tables.map((t) => ({
+          ...t,
+          ...(t.name === owner && {
+            columns: t.columns.map((c) => (c.name === from ? changed({ ...c, name: to }) : c)),
+            primaryKey: renamed(t.primaryKey),
+          }),
+          foreignKeys: t.foreignKeys.map((fk) => ({
+            ...fk,
+            ...(t.name === owner && { columns: renamed(fk.columns) }),
+            ...(fk.references.table === owner && { references: { ...fk.references, columns: renamed(fk.references.columns) } }),
+          })),
+        }));
         break;
       }
       case 'ColumnDropped': {
