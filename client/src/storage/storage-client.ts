@@ -4,7 +4,7 @@
  * policies on `storage.objects` decide. The project id comes from the
  * client's `projectId` option, else from the signed-in user's token (`ref`).
  */
-import { clientError, failed, type Result } from '../result.js';
+import { clientError, failed, ok, type Result } from '../result.js';
 import type { Transport } from '../transport.js';
 import type { FileBody, ObjectList, SignedUrl, StoredObject } from '../types.js';
 import * as objects from './objects.js';
@@ -48,7 +48,9 @@ export class BucketObjects {
     return this.inProject((id) => objects.listObjects(this.transport, id, this.bucket, prefix, options));
   }
 
+  /** Removes the objects at `paths`; an empty list removes nothing and, as supabase-js does, makes no request (the server refuses it with 400). */
   remove(paths: string[]): Promise<Result<{ deleted: string[] }>> {
+    if (paths.length === 0) return Promise.resolve(ok({ deleted: [] }));
     return this.inProject((id) => objects.removeObjects(this.transport, id, this.bucket, paths));
   }
 
