@@ -10,7 +10,7 @@ export type { AuthEvent, AuthListener, Subscription } from './auth/auth-events.j
 export { memoryStorage, type SessionStorage } from './auth/session-storage.js';
 export type { BucketObjects, StorageClient } from './storage/storage-client.js';
 export type { ListOptions, UploadOptions } from './storage/objects.js';
-export type { ColumnChanges, CreateTable, ForeignKeySpec, RowsQuery } from './management/schema-api.js';
+export type { ColumnChanges, CreateTable, Dropped, ForeignKeySpec, RowsQuery } from './management/schema-api.js';
 export type { AuthSettingsUpdate, NewUser, UserUpdate } from './management/project-auth-api.js';
 export type { NewBucket } from './management/storage-api.js';
 export type { ClientError, Fetch, Result } from './result.js';

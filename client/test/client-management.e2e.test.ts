@@ -6,12 +6,17 @@
  * error with its status. Storage objects are in client-storage.e2e.test.ts.
  */
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { createManagementClient, type ManagementClient, type Project } from '../src/index';
+import { createManagementClient, type ManagementClient, type OperationAnswer, type Project } from '../src/index';
 import { deadBaseUrl, newEmail, PASSWORD } from './client-fixtures';
 
 let m: ManagementClient;
 let project: Project;
 const base = () => inject('baseUrl');
+/** The resource a change answered once applied; these tests expect no change to outlast the 30 s wait. */
+const applied = <T extends object>(data: T | OperationAnswer | null): T => {
+  if (!data || 'operation' in data) throw new Error(`expected the applied resource, got ${JSON.stringify(data)}`);
+  return data;
+};
 const id = () => project.id;
 
 beforeAll(async () => {
@@ -20,7 +25,7 @@ beforeAll(async () => {
   expect(error).toBeNull();
   const created = await m.projects.create({ name: 'managed app' });
   expect(created.error).toBeNull();
-  project = created.data!;
+  project = applied(created.data);
 });
 
 describe('platform accounts', () => {
@@ -71,7 +76,7 @@ describe('projects and keys', () => {
   });
 
   it('deletes a project; a second delete is refused', async () => {
-    const doomed = (await m.projects.create({ name: 'doomed' })).data!;
+    const doomed = applied((await m.projects.create({ name: 'doomed' })).data);
     expect((await m.projects.delete(doomed.id)).data).toMatchObject({ id: doomed.id, status: 'deleted' });
     expect((await m.projects.delete(doomed.id)).error?.status).toBeGreaterThanOrEqual(400);
   });

@@ -65,10 +65,11 @@ export function createManagementClient(baseUrl: string, options: ManagementOptio
         send(t, 'POST', `/api/teams/${segment(teamId)}/members`, { body: member }),
     },
     projects: {
-      /** Answers once the project is active (or 202 `{ operation }` after 30 s). */
-      create: (input: { name: string; teamId?: string }): Promise<Result<Project>> => send(t, 'POST', '/api/projects', { body: input }),
+      /** Answers once the project is active, or `{ operation }` to follow when it is not after 30 s (API.md → Waiting). */
+      create: (input: { name: string; teamId?: string }): Promise<Result<Project | OperationAnswer>> => send(t, 'POST', '/api/projects', { body: input }),
       list: (query: { teamId?: string } = {}): Promise<Result<Project[]>> => send(t, 'GET', '/api/projects', { query }),
       get: (projectId: string): Promise<Result<Project>> => send(t, 'GET', project(projectId)),
+      /** Answers once the project is deleted, or `{ operation }` to follow when it is not after 30 s. */
       delete: (projectId: string): Promise<Result<Project | OperationAnswer>> => send(t, 'DELETE', project(projectId)),
     },
     keys: {

@@ -4,7 +4,7 @@
  */
 import type { Result } from '../result.js';
 import { segment, send, type Query, type Transport } from '../transport.js';
-import type { Column, ColumnSpec, ForeignKey, Row, RowsPage, Table, TableAccess } from '../types.js';
+import type { Column, ColumnSpec, ForeignKey, OperationAnswer, Row, RowsPage, Table, TableAccess } from '../types.js';
 
 const tablePath = (projectId: string, table?: string) => `/api/projects/${segment(projectId)}/tables${table === undefined ? '' : `/${segment(table)}`}`;
 
@@ -40,11 +40,23 @@ export interface RowsQuery {
   filters?: Record<string, string>;
 }
 
+/** What a drop answers once applied. */
+export interface Dropped {
+  name: string;
+  dropped: true;
+}
+
+/*
+ * Every change below is applied by a workflow: it answers once applied, or,
+ * still applying after 30 s, `{ operation }` to follow (API.md → Waiting), so
+ * its data is typed as either and a caller has to tell them apart.
+ */
+
 export function tablesApi(t: Transport) {
   return {
     list: (projectId: string): Promise<Result<Table[]>> => send(t, 'GET', tablePath(projectId)),
-    create: (projectId: string, table: CreateTable): Promise<Result<Table>> => send(t, 'POST', tablePath(projectId), { body: table }),
-    drop: (projectId: string, table: string): Promise<Result<unknown>> => send(t, 'DELETE', tablePath(projectId, table)),
+    create: (projectId: string, table: CreateTable): Promise<Result<Table | OperationAnswer>> => send(t, 'POST', tablePath(projectId), { body: table }),
+    drop: (projectId: string, table: string): Promise<Result<Dropped | OperationAnswer>> => send(t, 'DELETE', tablePath(projectId, table)),
   };
 }
 
@@ -52,9 +64,9 @@ export function columnsApi(t: Transport) {
   const path = (projectId: string, table: string, column?: string) => `${tablePath(projectId, table)}/columns${column === undefined ? '' : `/${segment(column)}`}`;
   return {
     list: (projectId: string, table: string): Promise<Result<Column[]>> => send(t, 'GET', path(projectId, table)),
-    add: (projectId: string, table: string, column: Omit<ColumnSpec, 'primaryKey'>): Promise<Result<Column>> => send(t, 'POST', path(projectId, table), { body: column }),
-    update: (projectId: string, table: string, column: string, changes: ColumnChanges): Promise<Result<Column>> => send(t, 'PUT', path(projectId, table, column), { body: changes }),
-    remove: (projectId: string, table: string, column: string): Promise<Result<unknown>> => send(t, 'DELETE', path(projectId, table, column)),
+    add: (projectId: string, table: string, column: Omit<ColumnSpec, 'primaryKey'>): Promise<Result<Column | OperationAnswer>> => send(t, 'POST', path(projectId, table), { body: column }),
+    update: (projectId: string, table: string, column: string, changes: ColumnChanges): Promise<Result<Column | OperationAnswer>> => send(t, 'PUT', path(projectId, table, column), { body: changes }),
+    remove: (projectId: string, table: string, column: string): Promise<Result<Dropped | OperationAnswer>> => send(t, 'DELETE', path(projectId, table, column)),
   };
 }
 
@@ -62,8 +74,8 @@ export function foreignKeysApi(t: Transport) {
   const path = (projectId: string, table: string, fk?: string) => `${tablePath(projectId, table)}/foreign-keys${fk === undefined ? '' : `/${segment(fk)}`}`;
   return {
     list: (projectId: string, table: string): Promise<Result<ForeignKey[]>> => send(t, 'GET', path(projectId, table)),
-    add: (projectId: string, table: string, fk: ForeignKeySpec): Promise<Result<ForeignKey>> => send(t, 'POST', path(projectId, table), { body: fk }),
-    remove: (projectId: string, table: string, fk: string): Promise<Result<unknown>> => send(t, 'DELETE', path(projectId, table, fk)),
+    add: (projectId: string, table: string, fk: ForeignKeySpec): Promise<Result<ForeignKey | OperationAnswer>> => send(t, 'POST', path(projectId, table), { body: fk }),
+    remove: (projectId: string, table: string, fk: string): Promise<Result<Dropped | OperationAnswer>> => send(t, 'DELETE', path(projectId, table, fk)),
   };
 }
 

@@ -5,7 +5,7 @@
 import type { Result } from '../result.js';
 import * as objects from '../storage/objects.js';
 import { segment, send, type Transport } from '../transport.js';
-import type { Bucket, FileBody, ObjectList, SignedUrl, StoredObject } from '../types.js';
+import type { Bucket, FileBody, ObjectList, OperationAnswer, SignedUrl, StoredObject } from '../types.js';
 
 export interface NewBucket {
   name: string;
@@ -20,13 +20,14 @@ const bucketsPath = (projectId: string, name?: string) => `/api/projects/${segme
 
 export function storageApi(t: Transport) {
   return {
+    /** Each change of a bucket answers once applied, or `{ operation }` to follow when it is not after 30 s (API.md → Waiting). */
     buckets: {
       list: (projectId: string): Promise<Result<Bucket[]>> => send(t, 'GET', bucketsPath(projectId)),
-      create: (projectId: string, bucket: NewBucket): Promise<Result<Bucket>> => send(t, 'POST', bucketsPath(projectId), { body: bucket }),
+      create: (projectId: string, bucket: NewBucket): Promise<Result<Bucket | OperationAnswer>> => send(t, 'POST', bucketsPath(projectId), { body: bucket }),
       /** Makes the bucket public or private. */
-      update: (projectId: string, name: string, changes: { public: boolean }): Promise<Result<Bucket>> => send(t, 'PATCH', bucketsPath(projectId, name), { body: changes }),
+      update: (projectId: string, name: string, changes: { public: boolean }): Promise<Result<Bucket | OperationAnswer>> => send(t, 'PATCH', bucketsPath(projectId, name), { body: changes }),
       /** Deletes the bucket; `force` deletes its objects first (otherwise 409 when it has any). */
-      remove: (projectId: string, name: string, options: { force?: boolean } = {}): Promise<Result<unknown>> =>
+      remove: (projectId: string, name: string, options: { force?: boolean } = {}): Promise<Result<{ name: string; deleted: true } | OperationAnswer>> =>
         send(t, 'DELETE', bucketsPath(projectId, name), { query: { force: options.force } }),
     },
     objects: {
