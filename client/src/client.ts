@@ -9,19 +9,23 @@ import { AuthClient } from './auth/auth-client.js';
 import { claimsOf, sessionAnswerProblem } from './auth/session.js';
 import { SessionKeeper } from './auth/session-keeper.js';
 import { indexedDbLedger } from './auth/session-ledger.js';
-import { defaultStorage, storageKeyOf, type SessionStorage } from './auth/session-storage.js';
+import { defaultStorage, projectStorageKeyOf, storageKeyOf, type SessionStorage } from './auth/session-storage.js';
 import { dataClient, settled } from './data/from.js';
 import { request, type Fetch } from './result.js';
 import { StorageClient } from './storage/storage-client.js';
 import type { Transport } from './transport.js';
 
 export interface ClientOptions {
-  /** The project's id; storage needs it before anyone signs in (a user token names the project too). */
+  /**
+   * The project's id; storage needs it before anyone signs in (a user token
+   * names the project too). It also keys the stored session, so that rotating
+   * the anon key signs nobody out.
+   */
   projectId?: string;
   auth?: {
     /** Where the session persists: `localStorage` in a browser, memory elsewhere by default. */
     storage?: SessionStorage;
-    /** The key the session is stored under; defaults to one derived from the base URL and the key. */
+    /** The key the session is stored under; defaults to one derived from the base URL and the project id, or the anon key when `projectId` is not given. */
     storageKey?: string;
     /** Refresh the access token before it expires (default true). */
     autoRefreshToken?: boolean;
@@ -71,9 +75,13 @@ function sessionKeeper(root: string, anonKey: string, options: ClientOptions, fe
   const given = options.auth?.storage;
   const chosen = given ? { storage: given, isLocalStorage: given === (globalThis as { localStorage?: unknown }).localStorage } : defaultStorage();
   const refreshUrl = `${root}/rest/v1/auth/refresh`;
+  const ownKey = options.auth?.storageKey;
+  const keyedByProject = ownKey === undefined && options.projectId !== undefined;
   return new SessionKeeper({
     storage: chosen.storage,
-    storageKey: options.auth?.storageKey ?? storageKeyOf(root, anonKey),
+    storageKey: ownKey ?? (options.projectId !== undefined ? projectStorageKeyOf(root, options.projectId) : storageKeyOf(root, anonKey)),
+    // A client given its project id after an earlier one without it: its users' sessions are under the anon key's key.
+    previousStorageKey: keyedByProject ? storageKeyOf(root, anonKey) : undefined,
     followOtherTabs: chosen.isLocalStorage,
     // Only localStorage lags between tabs; a storage the caller passes is taken as it is.
     ledger: chosen.isLocalStorage ? indexedDbLedger() : null,

@@ -2,13 +2,14 @@
  * `client.auth` sessions against the real stack: sign-up, sign-in, the
  * session kept in storage and picked up by the next client, refresh (by
  * hand, automatically before expiry, once for many concurrent callers and
- * for two clients sharing one storage), a revoked session signing out,
+ * for two clients sharing one storage), a revoked session signing out, the
+ * key it is stored under (the project's, through an anon-key rotation),
  * sign-out's reach, the events a listener sees, and social login's two URL
  * steps against the callback's documented redirect.
  */
 import { beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { createClient, memoryStorage } from '../src/index';
-import { call } from '../../deploy/test/http';
+import { createClient, memoryStorage, type SessionStorage } from '../src/index';
+import { bearer, call } from '../../deploy/test/http';
 import { appClient, clientProject, createTable, deadBaseUrl, eventLog, garbageServer, newEmail, PASSWORD, recordingFetch, refreshCalls, type ClientProject } from './client-fixtures';
 
 let p: ClientProject;
@@ -279,6 +280,46 @@ describe('the kept session', () => {
 
   it('answers a refresh without a session with no_session', async () => {
     expect((await appClient(p).auth.refreshSession()).error).toMatchObject({ code: 'no_session', status: 0 });
+  });
+});
+
+describe('the key the session is stored under', () => {
+  /** A storage whose keys the test can see. */
+  const visibleStorage = () => {
+    const items = new Map<string, string>();
+    const storage: SessionStorage = { getItem: (key) => items.get(key) ?? null, setItem: (key, value) => void items.set(key, value), removeItem: (key) => void items.delete(key) };
+    return { storage, keys: () => [...items.keys()] };
+  };
+
+  it('is the project’s when the client knows it: rotating the anon key (the app redeployed with the new one) signs nobody out', async () => {
+    // A project of its own: the other tests keep using their project's anon key.
+    const rotated = await clientProject('anon key rotation');
+    const { storage } = visibleStorage();
+    const options = { projectId: rotated.project.id, auth: { storage, autoRefreshToken: false } };
+    const before = createClient(inject('baseUrl'), rotated.project.anonKey, options);
+    const signedUpAnswer = await before.auth.signUp({ email: newEmail(), password: PASSWORD });
+    expect(signedUpAnswer.error).toBeNull();
+    const keys = await call('POST', `/api/projects/${rotated.project.id}/keys/rotate`, { headers: bearer(rotated.operator.token), body: { kind: 'anon' } });
+    expect(keys.status, keys.text).toBe(200);
+    const after = createClient(inject('baseUrl'), (keys.body as { anonKey: string }).anonKey, options);
+    expect((await after.auth.getSession()).data).toEqual({ session: signedUpAnswer.data!.session });
+    const refreshed = await after.auth.refreshSession();
+    expect(refreshed.error).toBeNull();
+    expect(refreshed.data!.session.user.id).toBe(signedUpAnswer.data!.user.id);
+  });
+
+  it('takes over, once, a session stored under the anon key’s key by a client that did not know the project', async () => {
+    const { storage, keys } = visibleStorage();
+    const { session } = await signedUp({ auth: { storage, autoRefreshToken: false } });
+    const [anonKeyed] = keys();
+    const knowing = appClient(p, { projectId: p.project.id, auth: { storage, autoRefreshToken: false } });
+    expect((await knowing.auth.getSession()).data).toEqual({ session });
+    expect(keys()).toHaveLength(1);
+    expect(keys()).not.toContain(anonKeyed);
+    // Moved, not copied: a sign-out is not undone by the next client taking the old copy over again.
+    expect(await knowing.auth.signOut()).toEqual({ data: null, error: null });
+    expect(keys()).toEqual([]);
+    expect((await appClient(p, { projectId: p.project.id, auth: { storage } }).auth.getSession()).data).toEqual({ session: null });
   });
 });
 

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { httpError, networkError, request, withClientError } from '../src/result';
 import { claimsOf, parseStoredSession, refreshMarginOf, sessionFrom } from '../src/auth/session';
-import { storageKeyOf } from '../src/auth/session-storage';
+import { projectStorageKeyOf, storageKeyOf } from '../src/auth/session-storage';
 import { providerSignInUrl, readProviderCallback } from '../src/auth/provider-login';
 import type { User } from '../src/types';
 
@@ -92,7 +92,14 @@ describe('sessions', () => {
     expect(parseStoredSession(null)).toBeNull();
   });
 
-  it('are stored under a key of their own per base URL and key', () => {
+  it('are stored under a key of their own per base URL and project, whatever the anon key', () => {
+    expect(projectStorageKeyOf('http://a', 'p1')).toMatch(/^baseplane\.auth\.p1\.[0-9a-f]{8}$/);
+    expect(projectStorageKeyOf('http://a', 'p1')).toBe(projectStorageKeyOf('http://a', 'p1'));
+    expect(projectStorageKeyOf('http://a', 'p1')).not.toBe(projectStorageKeyOf('http://a', 'p2'));
+    expect(projectStorageKeyOf('http://a', 'p1')).not.toBe(projectStorageKeyOf('http://b', 'p1'));
+  });
+
+  it('are stored under a key of their own per base URL and anon key when the project is not known', () => {
     expect(storageKeyOf('http://a', 'k1')).toMatch(/^baseplane\.auth\.[0-9a-f]{8}$/);
     expect(storageKeyOf('http://a', 'k1')).toBe(storageKeyOf('http://a', 'k1'));
     expect(storageKeyOf('http://a', 'k1')).not.toBe(storageKeyOf('http://a', 'k2'));

@@ -21,6 +21,12 @@ import type { SessionStorage } from './session-storage.js';
 export interface SessionKeeperOptions {
   storage: SessionStorage;
   storageKey: string;
+  /**
+   * Where the session was stored before this key (the anon key's key, for a
+   * client now given its project id): read once when nothing is stored under
+   * `storageKey`, and moved over, so the change of key signs nobody out.
+   */
+  previousStorageKey?: string;
   /** Follow `storage` events of other tabs (only meaningful for `localStorage`). */
   followOtherTabs: boolean;
   /** Where changes are also written for other tabs to read without lag; null when storage itself does not lag. */
@@ -197,6 +203,8 @@ export class SessionKeeper {
     let stored: Session | null = null;
     try {
       stored = parseStoredSession(await this.readStored(first));
+      const previousKey = this.options.previousStorageKey;
+      if (!stored && previousKey !== undefined) stored = await this.exclusively(() => this.moveFrom(previousKey));
     } catch (error) {
       console.error('baseplane: could not read the stored session', error);
     }
@@ -206,22 +214,40 @@ export class SessionKeeper {
     await this.refresh().catch((error: unknown) => console.error('baseplane: could not store the refreshed session', error));
   }
 
+  /**
+   * Under the lock: the session stored under `previousKey`, now stored under
+   * this key and removed from there, so a sign-out here is not undone by the
+   * next load moving it again. A tab that moved it first leaves it to us. A
+   * tab of an older client still open keeps using the previous key and lock,
+   * and spends the refresh token this copy holds, until it is reloaded.
+   */
+  private async moveFrom(previousKey: string): Promise<Session | null> {
+    const current = parseStoredSession(await this.readStored());
+    if (current) return current;
+    const { value } = await this.readCurrent(undefined, previousKey);
+    const previous = parseStoredSession(value);
+    if (!previous) return null;
+    await this.store(value);
+    await this.options.storage.removeItem(previousKey);
+    return previous;
+  }
+
   /** The stored session as every tab would read it now (the ledger's value when storage still shows one it replaced). */
   private async readStored(answer?: ReturnType<SessionStorage['getItem']>): Promise<string | null> {
     return (await this.readCurrent(answer)).value;
   }
 
   /** `answer`: storage's answer when already asked for, else it is asked now. */
-  private async readCurrent(answer = this.options.storage.getItem(this.options.storageKey)): Promise<{ value: string | null; entry: LedgerEntry | null }> {
-    const value = await answer;
-    const entry = await this.readLedger();
+  private async readCurrent(answer?: ReturnType<SessionStorage['getItem']>, key = this.options.storageKey): Promise<{ value: string | null; entry: LedgerEntry | null }> {
+    const value = await (answer === undefined ? this.options.storage.getItem(key) : answer);
+    const entry = await this.readLedger(key);
     const replaced = entry !== null && entry.stored !== value && entry.replaced.includes(value);
     return { value: replaced ? entry.stored : value, entry };
   }
 
-  private async readLedger(): Promise<LedgerEntry | null> {
+  private async readLedger(key: string): Promise<LedgerEntry | null> {
     try {
-      return (await this.options.ledger?.read(this.options.storageKey)) ?? null;
+      return (await this.options.ledger?.read(key)) ?? null;
     } catch (error) {
       console.error('baseplane: could not read the session ledger', error);
       return null;

@@ -38,15 +38,32 @@ export function defaultStorage(): { storage: SessionStorage; isLocalStorage: boo
 }
 
 /**
- * The key a client keeps its session under: one per base URL and anon key,
- * so two projects served from one origin do not share a session.
+ * The key a client that knows its project keeps its session under: one per
+ * base URL and project, as supabase-js keys it by project
+ * (`sb-<ref>-auth-token`), so rotating the anon key (and redeploying the app
+ * with the new one) signs nobody out.
+ */
+export function projectStorageKeyOf(baseUrl: string, projectId: string): string {
+  return `baseplane.auth.${projectId}.${fnv1a(baseUrl)}`;
+}
+
+/**
+ * The key a client that does not know its project keeps its session under:
+ * one per base URL and anon key, so two projects served from one origin do
+ * not share a session. Rotating the anon key changes it, which signs users
+ * out; clients that know their project move a session from here (see
+ * {@link projectStorageKeyOf}).
  */
 export function storageKeyOf(baseUrl: string, anonKey: string): string {
-  // FNV-1a: short, synchronous and the same in every runtime; this is a name, not a secret.
+  return `baseplane.auth.${fnv1a(`${baseUrl}|${anonKey}`)}`;
+}
+
+/** FNV-1a: short, synchronous and the same in every runtime; a key is a name, not a secret. */
+function fnv1a(text: string): string {
   let hash = 0x811c9dc5;
-  for (const char of `${baseUrl}|${anonKey}`) {
+  for (const char of text) {
     hash ^= char.codePointAt(0)!;
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
-  return `baseplane.auth.${hash.toString(16).padStart(8, '0')}`;
+  return hash.toString(16).padStart(8, '0');
 }
