@@ -287,6 +287,22 @@ describe('rate limits', () => {
     expect(Number(answers[5]!.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 
+  it('counts the codes of every kind sent to one address, and tried for it, together: a magic link and a recovery code each open the account', async () => {
+    const email = address();
+    const ip = someIp();
+    const send = (path: string) => call('POST', `/rest/v1/auth/${path}`, { headers: key({ 'x-forwarded-for': ip }), body: { email } });
+    const sent = [await send('magic-link'), await send('magic-link'), await send('forgot-password'), await send('forgot-password'), await send('magic-link')];
+    expect(sent.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    expect((await send('forgot-password')).status).toBe(429);
+
+    const tries = [];
+    for (let i = 0; i < 10; i++) tries.push(await call('POST', '/rest/v1/auth/magic-link/verify', { headers: key({ 'x-forwarded-for': someIp() }), body: { otp: '000000', email } }));
+    for (let i = 0; i < 10; i++) tries.push(await call('POST', '/rest/v1/auth/reset-password', { headers: key({ 'x-forwarded-for': someIp() }), body: { otp: '000000', email, newPassword: 'a brand new password' } }));
+    expect(tries.filter((a) => a.status === 429)).toHaveLength(0);
+    const held = await call('POST', '/rest/v1/auth/magic-link/verify', { headers: key({ 'x-forwarded-for': someIp() }), body: { otp: '000000', email } });
+    expect(held.status, held.text).toBe(429);
+  });
+
   it('limits verifying per client IP, and another IP is not affected', async () => {
     const ip = `198.51.100.${Math.floor(Math.random() * 200) + 20}`;
     let last = 0;

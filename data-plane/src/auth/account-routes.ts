@@ -64,7 +64,7 @@ async function updateMe(deps: AuthDependencies, request: FastifyRequest) {
 async function changeEmail(deps: AuthDependencies, request: FastifyRequest) {
   const { project, claims } = await authenticate(deps, request);
   const newEmail = normalEmail(validate(ChangeEmailBody, request.body).newEmail);
-  await limit(deps, project, issueLimits(request, 'email_change', newEmail));
+  await limit(deps, project, issueLimits(request, newEmail));
   await deps.tenants.transaction(project.projectId, async (tx) => {
     if (project.authSettings.requireReauthForPasswordChange && !(await store.spendReauthentication(tx, claims.session_id))) {
       throw reauthRequired('changing the email');
@@ -90,7 +90,7 @@ async function verifyEmailChange(deps: AuthDependencies, request: FastifyRequest
 
 async function reauth(deps: AuthDependencies, request: FastifyRequest) {
   const { project, claims, user } = await authenticate(deps, request);
-  await limit(deps, project, issueLimits(request, 'reauthentication', claims.sub));
+  await limit(deps, project, issueLimits(request, claims.sub));
   await deps.tenants.transaction(project.projectId, async (tx) => {
     const code = await deps.codes.issue(tx, project.projectId, 'reauthentication', user.email, user.id, project.authSettings.otpTtl);
     await mailCode(deps, project, 'reauthentication', user.email, code);

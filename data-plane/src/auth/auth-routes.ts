@@ -70,7 +70,7 @@ async function signup(deps: AuthDependencies, request: FastifyRequest): Promise<
   const email = normalEmail(body.email);
   checkPassword(project, body.password);
   // Counted before the password is hashed: a flood of sign-ups is refused before it costs argon2id's time and memory.
-  const limits = [...(kind === 'service' ? [] : signupLimits(request)), ...(settings.requireEmailVerification ? issueLimits(request, 'signup', email) : [])];
+  const limits = [...(kind === 'service' ? [] : signupLimits(request)), ...(settings.requireEmailVerification ? issueLimits(request, email) : [])];
   if (limits.length > 0) await limit(deps, project, limits);
   const passwordHash = await hashPassword(body.password);
   const { password: _, ...profile } = body;

@@ -27,9 +27,13 @@ export const takeFailureSlots = (tx: PoolClient, buckets: Buckets): Promise<void
 /** Gives back the slots {@link takeFailureSlots} took, for a try that succeeded. */
 export const giveBackSlots = (tx: PoolClient, buckets: Buckets): Promise<void> => giveBackAll(tx, TABLE, buckets);
 
-/** Buckets of issuing a code for `purpose` to `target` (an address, or a user id). */
-export const issueLimits = (request: FastifyRequest, purpose: CodePurpose, target: string): Buckets => [
-  [`issue:${purpose}:${emailKey(target)}`, LIMITS.issuePerAddress],
+/**
+ * Buckets of issuing a code to `target` (an address, or a user id). The
+ * address's bucket is one for every purpose: a magic link and a
+ * recovery code each open the account, so their limits are the address's.
+ */
+export const issueLimits = (request: FastifyRequest, target: string): Buckets => [
+  [`issue:address:${emailKey(target)}`, LIMITS.issuePerAddress],
   [`issue:ip:${request.ip}`, LIMITS.issuePerIp],
 ];
 
@@ -43,12 +47,13 @@ export const codeOnlyBudget = (purpose: CodePurpose): [string, Limit] => [`verif
 
 /**
  * Buckets of trying a code for `purpose`; `target` when the caller names
- * whose code it is, else the code-only budget (its slot, taken here before
- * the lookup, goes back in {@link redeem} when the code is accepted).
+ * whose code it is (one bucket for every purpose, as for issuing), else the
+ * code-only budget (its slot, taken here before the lookup, goes back in
+ * {@link redeem} when the code is accepted).
  */
 export const verifyLimits = (request: FastifyRequest, purpose: CodePurpose, target: string | undefined): Buckets => [
   [`verify:ip:${request.ip}`, LIMITS.verifyPerIp],
-  target ? [`verify:${purpose}:${emailKey(target)}`, LIMITS.verifyPerAddress] : codeOnlyBudget(purpose),
+  target ? [`verify:address:${emailKey(target)}`, LIMITS.verifyPerAddress] : codeOnlyBudget(purpose),
 ];
 
 /** Buckets of failed password sign-ins: one address tried from one client IP, and all tries from that IP. */

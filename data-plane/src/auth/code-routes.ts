@@ -29,7 +29,7 @@ export function bindCodeRoutes(app: FastifyInstance, deps: AuthDependencies): vo
 async function resend(deps: AuthDependencies, request: FastifyRequest) {
   const { project } = resolveProject(deps.directory, request);
   const { email, type } = validate(ResendBody, request.body);
-  await limit(deps, project, issueLimits(request, type, email));
+  await limit(deps, project, issueLimits(request, email));
   const recipient = await deps.tenants.transaction(project.projectId, async (tx) => {
     // Only a change still pending to this very address: a superseded or completed one gets nothing, and the live one is not disturbed.
     if (type === 'email_change') return deps.codes.pendingEmailChange(tx, email);
@@ -59,7 +59,7 @@ async function verifyEmail(deps: AuthDependencies, request: FastifyRequest) {
 async function forgotPassword(deps: AuthDependencies, request: FastifyRequest) {
   const { project } = resolveProject(deps.directory, request);
   const { email } = validate(EmailOnlyBody, request.body);
-  await limit(deps, project, issueLimits(request, 'recovery', email));
+  await limit(deps, project, issueLimits(request, email));
   const user = await deps.tenants.transaction(project.projectId, (tx) => store.findUserByEmail(tx, email));
   if (user) sendCodeAfterAnswer(deps, project, 'recovery', user.email, user.id);
   return SENT;
@@ -93,7 +93,7 @@ async function resetPassword(deps: AuthDependencies, request: FastifyRequest) {
 async function magicLink(deps: AuthDependencies, request: FastifyRequest) {
   const { project } = resolveProject(deps.directory, request);
   const email = normalEmail(validate(EmailOnlyBody, request.body).email);
-  await limit(deps, project, issueLimits(request, 'magiclink', email));
+  await limit(deps, project, issueLimits(request, email));
   const found = await deps.tenants.transaction(project.projectId, (tx) => store.findUserByEmail(tx, email));
   if (found) {
     sendCodeAfterAnswer(deps, project, 'magiclink', found.email, found.id);
