@@ -6,7 +6,7 @@
  */
 import { PostgrestClient } from '@supabase/postgrest-js';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { blogSchema, createTable, restProject, signUpUser, type RestProject } from './rest-fixtures';
+import { blogSchema, createTable, restProject, signUpUser, sql, type RestProject } from './rest-fixtures';
 
 let p: RestProject;
 let anon: PostgrestClient;
@@ -64,6 +64,22 @@ describe('select', () => {
     expect(ids((await q().likeAnyOf('title', ['Hello%', 'Bob%'])).data)).toEqual([1, 3]);
     const json = await anon.from('posts').select('id, lang:meta->>lang').eq('meta->>lang', 'fr');
     expect(json.data).toEqual([{ id: 3, lang: 'fr' }]);
+  });
+
+  it('compares ranges with rangeGt, rangeGte, rangeLt, rangeLte and rangeAdjacent', async () => {
+    await sql(p, `
+      create table slots (id int primary key, during int4range);
+      create policy "read" on slots for select using (true);
+      insert into slots values (1, '[1,3)'), (2, '[5,9)'), (3, '[10,12)');
+    `);
+    const q = () => anon.from('slots').select('id').order('id');
+    await expect.poll(async () => (await q().rangeLt('during', '[5,6)')).error, { timeout: 1000, interval: 20 }).toBeNull();
+    expect(ids((await q().rangeLt('during', '[5,6)')).data)).toEqual([1]);
+    expect(ids((await q().rangeGt('during', '[5,6)')).data)).toEqual([3]);
+    expect(ids((await q().rangeLte('during', '[5,6)')).data)).toEqual([2, 3]);
+    expect(ids((await q().rangeGte('during', '[0,9)')).data)).toEqual([1, 2]);
+    expect(ids((await q().rangeAdjacent('during', '[3,5)')).data)).toEqual([1, 2]);
+    expect(ids((await q().not('during', 'adj', '[3,5)')).data)).toEqual([3]);
   });
 
   it('orders with nulls placement, ranges and counts', async () => {

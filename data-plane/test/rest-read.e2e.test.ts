@@ -239,6 +239,31 @@ describe('filters', () => {
     expect(ids((await get('bookings?select=id&order=id&during=ov.[5,10]')).body)).toEqual([2, 3]);
     expect(ids((await get('bookings?select=id&order=id&during=not.ov.(0,100)')).body)).toEqual([]);
   });
+
+  it('compares ranges with sl, sr, nxl, nxr and adj (<<, >>, &<, &>, -|-), negated and inside or=, the value read as the column’s type', async () => {
+    await sql(p, `
+      create table stays (id int primary key, during int4range, days daterange);
+      create policy "read" on stays for select using (true);
+      insert into stays values (1, '[1,3)', '[2024-01-01,2024-01-03)'), (2, '[5,9)', '[2024-01-05,2024-01-09)'), (3, '[10,12)', null);
+    `);
+    const stays = async (query: string) => {
+      const answer = await get(`stays?select=id&order=id&${query}`);
+      expect(answer.status, answer.text).toBe(200);
+      return ids(answer.body);
+    };
+    await expect.poll(async () => (await get('stays?select=id&during=sl.[5,6)')).status, { timeout: 1000, interval: 20 }).toBe(200);
+    expect(await stays('during=sl.[5,6)')).toEqual([1]);
+    expect(await stays('during=sr.[5,6)')).toEqual([3]);
+    expect(await stays('during=nxl.[0,9)')).toEqual([1, 2]);
+    expect(await stays('during=nxr.[5,6)')).toEqual([2, 3]);
+    expect(await stays('during=adj.[3,5)')).toEqual([1, 2]);
+    expect(await stays('during=not.adj.[3,5)')).toEqual([3]);
+    expect(await stays('or=(during.sl.[5,6),during.sr.[5,6))')).toEqual([1, 3]);
+    expect(await stays('days=sr.[2024-01-04,2024-01-05)')).toEqual([2]);
+    const notARange = await get('stays?select=id&during=sl.5');
+    expect(notARange.status).toBe(400);
+    expect(notARange.body.code).toBe('22P02');
+  });
 });
 
 describe('order, paging, counts', () => {

@@ -29,7 +29,7 @@ export function splitJsonPath(text: string): { name: string; json: JsonStep[] } 
   return { name: parts[0] ?? '', json };
 }
 
-export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'match', 'imatch', 'is', 'isdistinct', 'in', 'cs', 'cd', 'ov', 'fts', 'plfts', 'phfts', 'wfts'] as const;
+export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'match', 'imatch', 'is', 'isdistinct', 'in', 'cs', 'cd', 'ov', 'sl', 'sr', 'nxl', 'nxr', 'adj', 'fts', 'plfts', 'phfts', 'wfts'] as const;
 export type Operator = (typeof OPERATORS)[number];
 
 /** `column=[not.]op[(language)].value` */

@@ -31,6 +31,8 @@ export class Aliases {
 }
 
 const COMPARISON = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+/** PostgREST's range operators: strictly left, strictly right, does not extend right/left of, adjacent. */
+const RANGE = { sl: '<<', sr: '>>', nxl: '&<', nxr: '&>', adj: '-|-' } as const;
 const TSQUERY = { fts: 'to_tsquery', plfts: 'plainto_tsquery', phfts: 'phraseto_tsquery', wfts: 'websearch_to_tsquery' } as const;
 
 /** `table."col"`, followed by its JSON path with each key a parameter (an integer key indexes an array). */
@@ -79,6 +81,12 @@ function filterSql(condition: Extract<PlannedCondition, { kind: 'filter' }>, tab
       const list = condition.op === 'ov' && !condition.json && condition.column.type.endsWith('[]') && /^\(.*\)$/s.test(text);
       const literal = list ? `{${text.slice(1, -1)}}` : text;
       return `${col} ${condition.op === 'cs' ? '@>' : condition.op === 'cd' ? '<@' : '&&'} ${params.add(literal)}`;
+    }
+    case 'sl': case 'sr': case 'nxl': case 'nxr': case 'adj': {
+      // The value is a range literal read as the column's own type: on a range column `<<` also has multirange
+      // forms, and the integer shifts share the name, so an untyped parameter is not left for PostgreSQL to guess.
+      const cast = condition.json ? '' : `::${condition.column.type}`;
+      return `${col} ${RANGE[condition.op]} ${params.add(text)}${cast}`;
     }
     case 'fts': case 'plfts': case 'phfts': case 'wfts': {
       const config = condition.language === undefined ? '' : `${params.add(condition.language)}::regconfig, `;
