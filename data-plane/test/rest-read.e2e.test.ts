@@ -92,6 +92,19 @@ describe('select', () => {
     expect(inner.body).toEqual([{ name: 'Ada', posts: [{ id: 1 }] }]);
   });
 
+  it('uses an empty embedding for filtering only and leaves it out of the answer, in JSON and CSV, as PostgREST 11+', async () => {
+    const answer = await get('posts?select=id,authors!inner()&authors.name=eq.Ada&order=id');
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toEqual([{ id: 1 }, { id: 2 }]);
+    const nested = await get('comments?select=body,posts!inner(authors!inner())&posts.authors.name=eq.Bob');
+    expect(nested.body).toEqual([{ body: 'ok', posts: {} }]);
+    // Without !inner it neither filters nor shows.
+    expect((await get('posts?select=id,authors()&order=id')).body).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }, { id: 4 }]);
+    expect((await get('authors?select=posts!inner()&posts.id=eq.3')).body).toEqual([{}]);
+    const csv = await get('posts?select=id,authors!inner()&authors.name=eq.Bob', { accept: 'text/csv' });
+    expect(csv.text).toBe('"id"\n"3"');
+  });
+
   it('reads, filters and orders by JSON paths', async () => {
     const answer = await get('posts?select=id,meta->>lang,raw:meta->lang&meta->>lang=in.(en,fr)&order=meta->>lang.desc');
     expect(answer.status, answer.text).toBe(200);

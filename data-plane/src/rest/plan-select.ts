@@ -34,13 +34,20 @@ export interface PlannedEmbed {
   inner: boolean;
   /** `...rel(cols)`: its columns appear in the parent row instead of under `alias` (to-one only). */
   spread?: boolean;
+  /** `rel!inner()`, no columns: it filters the parent's rows and is left out of the answer (PostgREST 11+). */
+  filterOnly?: boolean;
   select: PlannedSelect[];
   modifiers: PlannedModifiers;
 }
 
+/** The items that make the answer's columns: all but the embeddings that only filter. */
+export function answered(items: PlannedSelect[]): PlannedSelect[] {
+  return items.some((item) => item.kind === 'embed' && item.filterOnly) ? items.filter((item) => item.kind !== 'embed' || !item.filterOnly) : items;
+}
+
 /** Names of the output columns in order, spreads expanded (the CSV header). */
 export function outputNames(items: PlannedSelect[]): string[] {
-  return items.flatMap((item) => (item.kind === 'embed' && item.spread ? outputNames(item.select) : [item.alias]));
+  return answered(items).flatMap((item) => (item.kind === 'embed' && item.spread ? outputNames(item.select) : [item.alias]));
 }
 
 export type PlannedCondition =
@@ -235,7 +242,8 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
       ...(link.through ? { through: link.through } : {}),
       inner: item.inner,
       ...(item.spread ? { spread: true } : {}),
-      select: planSelect(snapshot, target, item.children.length === 0 ? [{ kind: 'star' }] : item.children, modifiers, childPath),
+      ...(item.children.length === 0 ? { filterOnly: true } : {}),
+      select: planSelect(snapshot, target, item.children, modifiers, childPath),
       modifiers: planModifiers(target, modifiers, childPath),
     });
   }

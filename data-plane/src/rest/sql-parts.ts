@@ -4,7 +4,7 @@
  * trees and ORDER BY. Pure; every value becomes a `$n` parameter.
  */
 import { ident } from '@baseplane/contracts';
-import { outputNames, type PlannedCondition, type PlannedModifiers, type PlannedOrder, type PlannedSelect } from './plan-select';
+import { answered, outputNames, type PlannedCondition, type PlannedModifiers, type PlannedOrder, type PlannedSelect } from './plan-select';
 import type { CastType } from './cast-type';
 import type { JsonStep } from './grammar';
 import type { ColumnInfo } from './schema-model';
@@ -136,8 +136,7 @@ function embedSource(item: Extract<PlannedSelect, { kind: 'embed' }>, parent: st
 
 /** Select list over `table`; embeddings become correlated subqueries that build their JSON in PostgreSQL. */
 export function selectListSql(items: PlannedSelect[], table: string, params: Params, aliases: Aliases): string {
-  if (items.length === 0) return '';
-  return items
+  return answered(items)
     .map((item) => {
       if (item.kind === 'column') return `${columnSql(table, item.column, item.json, params)}${item.cast ? castSql(item.cast) : ''} as ${ident(item.alias)}`;
       const child = aliases.take('_t');
