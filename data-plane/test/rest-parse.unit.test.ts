@@ -101,6 +101,24 @@ describe('filters and logic', () => {
     expect(() => splitJsonPath('meta->')).toThrow(/empty key/);
   });
 
+  it('reads double-quoted names and JSON keys as PostgREST’s pFieldName: filters, or=/and= trees, order=, select=', () => {
+    expect(splitJsonPath('"a->b"->"c d"->>"e.f"')).toEqual({ name: 'a->b', json: [{ op: '->', key: 'c d' }, { op: '->>', key: 'e.f' }] });
+    expect(parseFilter('"a.b"', 'eq.1')).toEqual({ kind: 'filter', column: 'a.b', negate: false, op: 'eq', value: '1' });
+    expect(parseLogic('or', false, '("a.b".eq.1,and("c,d".gt.2,"e f".is.null))')).toMatchObject({
+      children: [{ column: 'a.b', op: 'eq', value: '1' }, { op: 'and', children: [{ column: 'c,d', op: 'gt' }, { column: 'e f', op: 'is' }] }],
+    });
+    expect(parseOrder('"a.b".desc,doc->>"k.l"')).toEqual([
+      { column: 'a.b', direction: 'desc' },
+      { column: 'doc', json: [{ op: '->>', key: 'k.l' }], direction: 'asc' },
+    ]);
+    expect(parseSelect('"a.b",doc->>"k l"')).toEqual([{ kind: 'field', name: 'a.b' }, { kind: 'field', name: 'doc', json: [{ op: '->>', key: 'k l' }] }]);
+    const request = parseRequest(raw('"a.b"=eq.1&"emb.x"."c,d"=eq.2&"emb.x".order="e.f"&"limit"=eq.3'));
+    expect(request.modifiers.get('')!.where).toMatchObject([{ column: 'a.b' }, { column: 'limit' }]);
+    expect(request.modifiers.get('"emb.x"')).toMatchObject({ where: [{ column: 'c,d' }], order: [{ column: 'e.f' }] });
+    expect(request.modifiers.has('emb.x')).toBe(false);
+    expect(parseRequest(raw('columns="a,b",c', { method: 'POST', body: '{}' })).columns).toEqual(['a,b', 'c']);
+  });
+
   it('reads order terms', () => {
     expect(parseOrder('a.desc.nullslast,b,c.asc.nullsfirst')).toEqual([
       { column: 'a', direction: 'desc', nulls: 'last' },

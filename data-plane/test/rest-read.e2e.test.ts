@@ -253,6 +253,43 @@ describe('filters', () => {
     expect(ids((await get('bookings?select=id&order=id&during=not.ov.(0,100)')).body)).toEqual([]);
   });
 
+  it('reads double-quoted names in filter keys, or=/and= trees, order=, select= and JSON paths, for names holding . , spaces or ->, as PostgREST’s pFieldName', async () => {
+    await sql(p, `
+      create table "dotted.things" (id int primary key, "a.b" int, "c,d" text, "e f" text, "g->h" int, "limit" int, doc jsonb);
+      create table "dotted.parts" (id int primary key, "thing.id" int references "dotted.things" (id), "x.y" text);
+      create policy "read" on "dotted.things" for select using (true);
+      create policy "read" on "dotted.parts" for select using (true);
+      insert into "dotted.things" values (1, 10, 'one', 'x', 5, 7, '{"k l": "v", "m.n": 1}'), (2, 20, 'two', 'y', 6, 8, '{"k l": "w"}');
+      insert into "dotted.parts" values (1, 1, 'p'), (2, 2, 'q'), (3, 2, 'r');
+    `);
+    const things = async (query: string) => {
+      const answer = await get(`dotted.things?select=id&order=id&${quoted(query)}`);
+      expect(answer.status, `${query}: ${answer.text}`).toBe(200);
+      return ids(answer.body);
+    };
+    await expect.poll(async () => (await get('dotted.things?select=id')).status, { timeout: 1000, interval: 20 }).toBe(200);
+    expect(await things('"a.b"=eq.10')).toEqual([1]);
+    expect(await things('"c,d"=eq.two')).toEqual([2]);
+    expect(await things('"e f"=in.(x,y)')).toEqual([1, 2]);
+    expect(await things('"g->h"=gt.5')).toEqual([2]);
+    expect(await things('"limit"=eq.8')).toEqual([2]);
+    expect(await things('"id"=eq.1')).toEqual([1]);
+    expect(await things('doc->>"k l"=eq.w')).toEqual([2]);
+    expect(await things('doc->"m.n"=eq.1')).toEqual([1]);
+    expect(await things('or=("a.b".eq.10,"c,d".eq.two)')).toEqual([1, 2]);
+    expect(await things('and=("a.b".gt.5,or("e f".eq.y,"id".eq.9))')).toEqual([2]);
+    expect(await things('not.or=("a.b".eq.10)')).toEqual([2]);
+    expect(ids((await get(`dotted.things?select=id&order=${quoted('"a.b".desc')}`)).body)).toEqual([2, 1]);
+    const selected = await get(`dotted.things?select=${quoted('"a.b","c,d",x:"e f",doc->>"k l"')}&id=eq.1`);
+    expect(selected.status, selected.text).toBe(200);
+    expect(selected.body).toEqual([{ 'a.b': 10, 'c,d': 'one', x: 'x', 'k l': 'v' }]);
+    const embedded = await get(`dotted.things?select=${quoted('id,"dotted.parts"("x.y")')}&${quoted('"dotted.parts"."x.y"=neq.q&"dotted.parts".order="x.y".desc')}&order=id`);
+    expect(embedded.status, embedded.text).toBe(200);
+    expect(embedded.body).toEqual([{ id: 1, 'dotted.parts': [{ 'x.y': 'p' }] }, { id: 2, 'dotted.parts': [{ 'x.y': 'r' }] }]);
+    // Unquoted, the dot still separates an embedding from its column.
+    expect((await get('dotted.things?a.b=eq.10')).status).toBe(400);
+  });
+
   it('compares ranges with sl, sr, nxl, nxr and adj (<<, >>, &<, &>, -|-), negated and inside or=, the value read as the column’s type', async () => {
     await sql(p, `
       create table stays (id int primary key, during int4range, days daterange);

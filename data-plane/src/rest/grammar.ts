@@ -8,7 +8,7 @@ import { invalidFilter } from './rest-errors';
 /** One item of `select=`. */
 export type SelectItem =
   | { kind: 'star' }
-  | { kind: 'field'; name: string; alias?: string; cast?: string }
+  | { kind: 'field'; name: string; json?: JsonStep[]; alias?: string; cast?: string }
   | { kind: 'embed'; relation: string; alias?: string; hint?: string; inner: boolean; children: SelectItem[]; spread?: boolean };
 
 /** One step of a JSON path: `->key` (JSON) or `->>key` (text). */
@@ -17,16 +17,56 @@ export interface JsonStep {
   key: string;
 }
 
-/** Splits `col->a->>b` into the column name and its JSON steps. */
+/**
+ * Splits a field, `col->a->>b`, into the column name and its JSON steps. The
+ * name and each key may be double-quoted, as PostgREST's pFieldName reads
+ * them (`"a.b"->"c d"`), for names holding `.`, `,`, spaces or `->`.
+ */
 export function splitJsonPath(text: string): { name: string; json: JsonStep[] } {
-  const parts = text.split(/(->>|->)/);
-  const json: JsonStep[] = [];
-  for (let i = 1; i < parts.length; i += 2) {
-    const key = parts[i + 1] ?? '';
-    if (key === '') throw invalidFilter(`"${text}": empty key in a JSON path`);
-    json.push({ op: parts[i] as JsonStep['op'], key });
+  const arrow = (from: number) => indexOutsideQuotes(text, (i) => text.startsWith('->', i), from);
+  const pieces: string[] = [];
+  const ops: Array<JsonStep['op']> = [];
+  let start = 0;
+  for (let at = arrow(0); at >= 0; at = arrow(start)) {
+    pieces.push(text.slice(start, at));
+    const op = text.startsWith('->>', at) ? '->>' : '->';
+    ops.push(op);
+    start = at + op.length;
   }
-  return { name: parts[0] ?? '', json };
+  pieces.push(text.slice(start));
+  const json = ops.map((op, i): JsonStep => {
+    const key = fieldName(pieces[i + 1]!);
+    if (key === '') throw invalidFilter(`"${text}": empty key in a JSON path`);
+    return { op, key };
+  });
+  return { name: fieldName(pieces[0]!), json };
+}
+
+/** A name (a column, a JSON key, an embedding's alias in a filter key): the text inside double quotes when it is wholly quoted, else the text as written. */
+export function fieldName(text: string): string {
+  return text.length >= 2 && text.startsWith('"') && text.endsWith('"') && indexOutsideQuotes(text, () => true) === -1 ? unquote(text) : text;
+}
+
+/**
+ * The key of an embedding's modifiers: its parent's path, a dot, its alias,
+ * the alias double-quoted when it holds a dot or a quote, so that `"a.b"`
+ * and `a` → `b` stay two paths.
+ */
+export function embedPath(parent: string, alias: string): string {
+  const segment = /[."]/.test(alias) ? `"${alias.replace(/["\\]/g, '\\$&')}"` : alias;
+  return parent === '' ? segment : `${parent}.${segment}`;
+}
+
+/** Splits at each `separator` outside double quotes: `"a.b".c` at `.` ⇒ `"a.b"`, `c`. */
+export function splitOutsideQuotes(text: string, separator: string): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  for (let at = indexOutsideQuotes(text, (i) => text[i] === separator); at >= 0; at = indexOutsideQuotes(text, (i) => text[i] === separator, start)) {
+    parts.push(text.slice(start, at));
+    start = at + 1;
+  }
+  parts.push(text.slice(start));
+  return parts;
 }
 
 export const OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'match', 'imatch', 'is', 'isdistinct', 'in', 'cs', 'cd', 'ov', 'sl', 'sr', 'nxl', 'nxr', 'adj', 'fts', 'plfts', 'phfts', 'wfts'] as const;
@@ -36,6 +76,8 @@ export type Operator = (typeof OPERATORS)[number];
 export interface FilterCondition {
   kind: 'filter';
   column: string;
+  /** The JSON path after the column, `col->a->>b`. */
+  json?: JsonStep[];
   negate: boolean;
   op: Operator;
   /** A list for `in`, the text otherwise. */
@@ -61,6 +103,7 @@ export type Condition = FilterCondition | LogicCondition;
 
 export interface OrderTerm {
   column: string;
+  json?: JsonStep[];
   direction: 'asc' | 'desc';
   nulls?: 'first' | 'last';
 }
@@ -106,6 +149,11 @@ export function splitTopLevel(text: string): string[] {
   if (quoted || depth !== 0) throw invalidFilter(`unbalanced quotes or parentheses in "${text}"`);
   parts.push(current);
   return parts;
+}
+
+/** A field as the grammar's items carry it: the name, and its JSON path only when it has one. */
+function withJson(field: { name: string; json: JsonStep[] }): { name: string; json?: JsonStep[] } {
+  return field.json.length > 0 ? field : { name: field.name };
 }
 
 /** `"a\"b"` ⇒ `a"b`; unquoted text as it is. */
@@ -197,9 +245,9 @@ function parseSelectItem(item: string, depth: number): SelectItem {
   const name = cast < 0 ? rest : rest.slice(0, cast);
   const type = cast < 0 ? undefined : rest.slice(cast + 2);
   if (!name.trim() || type?.includes('::') || type?.trim() === '') throw invalidFilter(`"${item}" is not a valid select item`);
-  const field = unquote(name.trim());
-  if (field === '*' && alias === undefined && type === undefined) return { kind: 'star' };
-  return { kind: 'field', name: field, alias, cast: type?.trim() };
+  if (name.trim() === '*' && alias === undefined && type === undefined) return { kind: 'star' };
+  const field = withJson(splitJsonPath(name.trim()));
+  return { kind: 'field', ...field, alias, cast: type?.trim() };
 }
 
 // ---------------------------------------------------------------- filters
@@ -208,7 +256,9 @@ function parseSelectItem(item: string, depth: number): SelectItem {
  * Parses the value of a filter parameter, `[not.]op[(language)].value`, for
  * `column`. Top-level values are taken as written (no unquoting), as PostgREST does.
  */
-export function parseFilter(column: string, text: string, insideLogic = false): FilterCondition {
+export function parseFilter(field: string, text: string, insideLogic = false): FilterCondition {
+  const { name: column, json } = withJson(splitJsonPath(field));
+  const at = json ? { column, json } : { column };
   let rest = text;
   let negate = false;
   if (rest.startsWith('not.')) {
@@ -216,7 +266,7 @@ export function parseFilter(column: string, text: string, insideLogic = false): 
     rest = rest.slice(4);
   }
   const dot = rest.indexOf('.');
-  if (dot < 0) throw invalidFilter(`"${column}=${text}": expected <operator>.<value>`, null);
+  if (dot < 0) throw invalidFilter(`"${field}=${text}": expected <operator>.<value>`, null);
   let opText = rest.slice(0, dot);
   const value = rest.slice(dot + 1);
   let language: string | undefined;
@@ -226,22 +276,22 @@ export function parseFilter(column: string, text: string, insideLogic = false): 
     opText = paren[1]!;
     if (['fts', 'plfts', 'phfts', 'wfts'].includes(opText)) language = paren[2]!;
     else if ((paren[2] === 'any' || paren[2] === 'all') && QUANTIFIABLE.has(opText)) quantifier = paren[2];
-    else throw invalidFilter(`"${column}=${text}": unknown operator modifier "${paren[2]}"`);
+    else throw invalidFilter(`"${field}=${text}": unknown operator modifier "${paren[2]}"`);
   }
-  if (!(OPERATORS as readonly string[]).includes(opText)) throw invalidFilter(`"${column}=${text}": unknown operator "${opText}"`);
+  if (!(OPERATORS as readonly string[]).includes(opText)) throw invalidFilter(`"${field}=${text}": unknown operator "${opText}"`);
   const op = opText as Operator;
   if (op === 'in') {
-    if (!value.startsWith('(') || !value.endsWith(')')) throw invalidFilter(`"${column}=${text}": in needs a list, in.(a,b)`);
+    if (!value.startsWith('(') || !value.endsWith(')')) throw invalidFilter(`"${field}=${text}": in needs a list, in.(a,b)`);
     const inner = value.slice(1, -1);
-    return { kind: 'filter', column, negate, op, value: inner === '' ? [] : splitTopLevel(inner).map((v) => unquote(v.trim())) };
+    return { kind: 'filter', ...at, negate, op, value: inner === '' ? [] : splitTopLevel(inner).map((v) => unquote(v.trim())) };
   }
   if (quantifier) {
-    if (!value.startsWith('{') || !value.endsWith('}')) throw invalidFilter(`"${column}=${text}": ${op}(${quantifier}) needs a list, {a,b}`);
+    if (!value.startsWith('{') || !value.endsWith('}')) throw invalidFilter(`"${field}=${text}": ${op}(${quantifier}) needs a list, {a,b}`);
     const inner = value.slice(1, -1);
-    return { kind: 'filter', column, negate, op, quantifier, value: inner === '' ? [] : splitTopLevel(inner).map((v) => unquote(v.trim())) };
+    return { kind: 'filter', ...at, negate, op, quantifier, value: inner === '' ? [] : splitTopLevel(inner).map((v) => unquote(v.trim())) };
   }
-  if (op === 'is' && !IS_VALUES.has(value.toLowerCase())) throw invalidFilter(`"${column}=${text}": is takes null, not_null, true, false or unknown`);
-  const condition: FilterCondition = { kind: 'filter', column, negate, op, value: insideLogic ? unquote(value) : value };
+  if (op === 'is' && !IS_VALUES.has(value.toLowerCase())) throw invalidFilter(`"${field}=${text}": is takes null, not_null, true, false or unknown`);
+  const condition: FilterCondition = { kind: 'filter', ...at, negate, op, value: insideLogic ? unquote(value) : value };
   if (language !== undefined) condition.language = language;
   return condition;
 }
@@ -256,7 +306,7 @@ export function parseLogic(op: 'and' | 'or', negate: boolean, text: string, dept
     const item = part.trim();
     const nested = /^(not\.)?(and|or)(\(.*\))$/s.exec(item);
     if (nested) return parseLogic(nested[2] as 'and' | 'or', nested[1] !== undefined, nested[3]!, depth + 1);
-    const dot = item.indexOf('.');
+    const dot = indexOutsideQuotes(item, (i) => item[i] === '.');
     if (dot <= 0) throw invalidFilter(`"${item}" in ${op}=: expected <column>.<operator>.<value>`);
     return parseFilter(item.slice(0, dot), item.slice(dot + 1), true);
   });
@@ -268,10 +318,11 @@ export function parseLogic(op: 'and' | 'or', negate: boolean, text: string, dept
 /** Parses `order=a.desc.nullslast,b`. */
 export function parseOrder(text: string): OrderTerm[] {
   return splitTopLevel(text).map((part) => {
-    const pieces = part.trim().split('.');
+    const pieces = splitOutsideQuotes(part.trim(), '.');
     const column = pieces[0];
     if (!column) throw invalidFilter(`order=${text}: empty column`);
-    const term: OrderTerm = { column: unquote(column), direction: 'asc' };
+    const { name, json } = withJson(splitJsonPath(column));
+    const term: OrderTerm = json ? { column: name, json, direction: 'asc' } : { column: name, direction: 'asc' };
     for (const piece of pieces.slice(1)) {
       if (piece === 'asc' || piece === 'desc') term.direction = piece;
       else if (piece === 'nullsfirst') term.nulls = 'first';

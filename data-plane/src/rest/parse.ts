@@ -5,7 +5,7 @@
  */
 import { parse as parseCsv } from 'csv-parse/sync';
 import { ApiError } from '@baseplane/contracts';
-import { parseFilter, parseLogic, parseOrder, parseSelect, type Condition, type OrderTerm, type SelectItem } from './grammar';
+import { embedPath, fieldName, parseFilter, parseLogic, parseOrder, parseSelect, splitOutsideQuotes, type Condition, type OrderTerm, type SelectItem } from './grammar';
 import { invalidFilter, invalidJson, invalidRequest, notAcceptable } from './rest-errors';
 
 export type Action = 'read' | 'insert' | 'upsert' | 'update' | 'delete' | 'rpc';
@@ -205,6 +205,11 @@ function queryPairs(query: string): Array<[string, string]> {
   return pairs;
 }
 
+/** `columns=`/`on_conflict=`: names split at commas outside double quotes, each unquoted. */
+function namesOf(text: string): string[] {
+  return splitOutsideQuotes(text, ',').map((name) => fieldName(name.trim())).filter(Boolean);
+}
+
 function actionOf(raw: RawRequest): Action {
   const method = raw.method.toUpperCase();
   if (raw.rpc) {
@@ -242,7 +247,9 @@ export function parseRequest(raw: RawRequest): ApiRequest {
   // Filters may repeat (they AND); a parameter that takes one value may not, rather than the last one silently winning.
   const single = new Set<string>();
   for (const [key, value] of queryPairs(raw.query)) {
-    const tail = key.slice(key.lastIndexOf('.') + 1);
+    // `embedding.column`, each part bare or double-quoted (`"a.b"=eq.1`, as PostgREST's pFieldName).
+    const segments = splitOutsideQuotes(key, '.');
+    const tail = segments[segments.length - 1]!;
     if (key === 'select' || key === 'columns' || key === 'on_conflict' || tail === 'limit' || tail === 'offset' || tail === 'order') {
       if (single.has(key)) throw invalidFilter(`${key} given twice`);
       single.add(key);
@@ -253,18 +260,16 @@ export function parseRequest(raw: RawRequest): ApiRequest {
     }
     if (key === 'apikey') continue;
     if (key === 'columns') {
-      request.columns = value.split(',').map((c) => c.trim().replace(/^"(.*)"$/, '$1')).filter(Boolean);
+      request.columns = namesOf(value);
       continue;
     }
     if (key === 'on_conflict') {
-      request.onConflict = value.split(',').map((c) => c.trim().replace(/^"(.*)"$/, '$1')).filter(Boolean);
+      request.onConflict = namesOf(value);
       continue;
     }
-    const segments = key.split('.');
-    const last = segments[segments.length - 1]!;
+    const last = tail;
     const negatedLogic = segments.length >= 2 && segments[segments.length - 2] === 'not' && (last === 'or' || last === 'and');
-    const pathSegments = segments.slice(0, negatedLogic ? -2 : -1);
-    const path = pathSegments.join('.');
+    const path = segments.slice(0, negatedLogic ? -2 : -1).map(fieldName).reduce(embedPath, '');
     if (last === 'order' || last === 'limit' || last === 'offset' || last === 'or' || last === 'and') {
       const m = modifiersAt(modifiers, path);
       if (last === 'order') m.order = parseOrder(value);

@@ -5,7 +5,7 @@
  * schema cache; nothing unknown reaches the SQL builder.
  */
 import { parseCastType, type CastType } from './cast-type';
-import { splitJsonPath, type Condition, type JsonStep, type OrderTerm, type SelectItem } from './grammar';
+import { embedPath, type Condition, type JsonStep, type OrderTerm, type SelectItem } from './grammar';
 import type { Modifiers } from './parse';
 import { ambiguousEmbedding, invalidFilter, unknownColumn, unknownRelationship } from './rest-errors';
 import type { ColumnInfo, ForeignKeyInfo, RelationInfo, SchemaSnapshot } from './schema-model';
@@ -75,11 +75,10 @@ function column(source: Source, name: string): ColumnInfo {
 }
 
 /** A column, possibly followed by a JSON path (`meta->a->>b`), which only json and jsonb columns take. */
-function columnRef(source: Source, text: string): { column: ColumnInfo; json?: JsonStep[] } {
-  const { name, json } = splitJsonPath(text);
+function columnRef(source: Source, name: string, json: JsonStep[] | undefined): { column: ColumnInfo; json?: JsonStep[] } {
   const found = column(source, name);
-  if (json.length === 0) return { column: found };
-  if (found.type !== 'json' && found.type !== 'jsonb') throw invalidFilter(`"${text}": a JSON path needs a json or jsonb column`);
+  if (json === undefined || json.length === 0) return { column: found };
+  if (found.type !== 'json' && found.type !== 'jsonb') throw invalidFilter(`"${name}${json.map((s) => `${s.op}${s.key}`).join('')}": a JSON path needs a json or jsonb column`);
   return { column: found, json };
 }
 
@@ -90,7 +89,7 @@ export function planConditions(source: Source, conditions: Condition[]): Planned
     if (condition.language !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(condition.language)) {
       throw invalidFilter(`unknown text search configuration "${condition.language}"`);
     }
-    const planned: PlannedCondition = { kind: 'filter', ...columnRef(source, condition.column), negate: condition.negate, op: condition.op, value: condition.value };
+    const planned: PlannedCondition = { kind: 'filter', ...columnRef(source, condition.column, condition.json), negate: condition.negate, op: condition.op, value: condition.value };
     if (condition.language !== undefined) planned.language = condition.language;
     if (condition.quantifier !== undefined) planned.quantifier = condition.quantifier;
     return planned;
@@ -98,7 +97,7 @@ export function planConditions(source: Source, conditions: Condition[]): Planned
 }
 
 export function planOrder(source: Source, order: OrderTerm[]): PlannedOrder[] {
-  return order.map((term) => ({ ...columnRef(source, term.column), direction: term.direction, nulls: term.nulls }));
+  return order.map((term) => ({ ...columnRef(source, term.column, term.json), direction: term.direction, nulls: term.nulls }));
 }
 
 /** Plans the modifiers stored at `path` against `source`. */
@@ -223,7 +222,7 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
     }
     if (item.kind === 'field') {
       const cast = item.cast === undefined ? undefined : parseCastType(item.cast);
-      const ref = columnRef(source, item.name);
+      const ref = columnRef(source, item.name, item.json);
       // As PostgREST names it: the alias, else the last key of a JSON path, else the column.
       const entry: PlannedSelect = { kind: 'column', ...ref, alias: item.alias ?? ref.json?.at(-1)?.key ?? item.name };
       if (cast !== undefined) entry.cast = cast;
@@ -232,7 +231,7 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
     }
     const { target, link } = embeddingOf(snapshot, source, item);
     const alias = item.alias ?? item.relation;
-    const childPath = path === '' ? alias : `${path}.${alias}`;
+    const childPath = embedPath(path, alias);
     planned.push({
       kind: 'embed',
       alias,
@@ -254,7 +253,7 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
 function addEmbedPaths(items: PlannedSelect[], prefix: string, known: Set<string>): void {
   for (const item of items) {
     if (item.kind !== 'embed') continue;
-    const path = prefix === '' ? item.alias : `${prefix}.${item.alias}`;
+    const path = embedPath(prefix, item.alias);
     known.add(path);
     addEmbedPaths(item.select, path, known);
   }
