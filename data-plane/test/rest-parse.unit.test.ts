@@ -154,6 +154,22 @@ describe('requests', () => {
     }
   });
 
+  it('ignores a Range header that does not read as a range, as PostgREST; one ending before it starts is 416', () => {
+    for (const range of ['abc', 'items=abc', '1-2-3', '-5', 'bytes=0-1,2-3']) {
+      expect(parseRequest(raw('', { headers: { range } })).modifiers.get(''), range).toEqual({ where: [], order: [] });
+    }
+    expect(() => parseRequest(raw('', { headers: { range: '5-2' } }))).toThrow(expect.objectContaining({ status: 416, code: 'range_not_satisfiable' }));
+  });
+
+  it('refuses limit= and offset= on a PUT, as PostgREST (PutLimitNotAllowedError), not on an embedding', () => {
+    const put = (query: string) => parseRequest(raw(query, { method: 'PUT', body: '{"id":1}' }));
+    for (const query of ['id=eq.1&limit=1', 'id=eq.1&offset=0']) {
+      expect(() => put(query), query).toThrow(expect.objectContaining({ status: 400, code: 'invalid_request', message: 'limit/offset querystring parameters are not allowed for PUT' }));
+    }
+    expect(() => put('id=eq.1&select=id,posts(id)&posts.limit=1')).not.toThrow();
+    expect(() => parseRequest(raw('id=eq.1&limit=1', { method: 'PATCH', body: '{"id":1}' }))).not.toThrow();
+  });
+
   it('reads + as a space and percent-encoding, as form encoding does', () => {
     const request = parseRequest(raw('title=eq.hello+world%2B'));
     expect(request.modifiers.get('')!.where[0]).toMatchObject({ value: 'hello world+' });

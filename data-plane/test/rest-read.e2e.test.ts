@@ -340,6 +340,13 @@ describe('order, paging, counts', () => {
       expect(planned.headers.get('content-range')).toMatch(/^0-2\/\d+$/);
       expect(planned.headers.get('preference-applied')).toBe(`count=${count}`);
     }
+    // A Range header that does not read as one is ignored, as PostgREST; one ending before it starts is 416 (PGRST103).
+    const unreadable = await get('posts?select=id&order=id', { range: 'abc' });
+    expect(unreadable.status, unreadable.text).toBe(200);
+    expect(ids(unreadable.body)).toEqual([1, 2, 3, 4]);
+    const backwards = await get('posts?select=id', { range: '3-1' });
+    expect(backwards.status).toBe(416);
+    expect(backwards.body.code).toBe('range_not_satisfiable');
     const past = await get('posts?offset=10', { prefer: 'count=exact' });
     expect(past.status).toBe(416);
     expect(past.body.code).toBe('range_not_satisfiable');

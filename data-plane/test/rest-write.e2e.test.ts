@@ -143,6 +143,15 @@ describe('PUT', () => {
     expect(nearMiss.body.message).toMatch(/primary key/);
     expect((await rest('GET', 'ledger?select=id&id=in.(9007199254741000,9007199254741001)')).body).toEqual([]);
   });
+
+  it('refuses limit= and offset= with 400, as PostgREST, and writes nothing', async () => {
+    for (const query of ['limit=1', 'offset=0']) {
+      const refused = await rest('PUT', `authors?id=eq.79&${query}`, { body: { id: 79, name: 'Paged' } });
+      expect(refused.status, refused.text).toBe(400);
+      expect(refused.body).toMatchObject({ code: 'invalid_request', message: 'limit/offset querystring parameters are not allowed for PUT' });
+    }
+    expect((await rest('GET', 'authors?id=eq.79')).body).toEqual([]);
+  });
 });
 
 describe('update and delete', () => {

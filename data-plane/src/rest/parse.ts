@@ -127,11 +127,11 @@ export function parseAccept(accept: string | undefined): MediaType {
   throw notAcceptable(accept);
 }
 
-/** `Range: 0-9` (items) ⇒ offset and limit. */
+/** `Range: 0-9` (items) ⇒ offset and limit; a header that does not read as one is ignored, as PostgREST ignores it. */
 function parseRange(text: string | undefined, modifiers: Modifiers): void {
   if (!text) return;
   const match = /^(?:items=)?\s*(\d+)-(\d*)\s*$/.exec(text);
-  if (!match) throw new ApiError(416, 'range_not_satisfiable', `invalid Range header "${text}"`);
+  if (!match) return;
   const from = Number(match[1]);
   const to = match[2] === '' ? undefined : Number(match[2]);
   if (to !== undefined && to < from) throw new ApiError(416, 'range_not_satisfiable', `invalid Range header "${text}"`);
@@ -287,6 +287,9 @@ export function parseRequest(raw: RawRequest): ApiRequest {
   }
   // As PostgREST (ApiRequest.getRanges, after RFC 9110): the Range header is read on GET only, so it never narrows a write.
   if (raw.method.toUpperCase() === 'GET') parseRange(header(raw, 'range'), modifiersAt(modifiers, ''));
+  // A PUT writes the one row its key filters name: a page of it means nothing (PostgREST's PutLimitNotAllowedError).
+  const root = modifiers.get('')!;
+  if (action === 'upsert' && (root.limit !== undefined || root.offset !== undefined)) throw invalidRequest('limit/offset querystring parameters are not allowed for PUT');
   request.body = action === 'read' || action === 'delete' ? undefined : rpcGet ? undefined : parseBody(raw, action);
   return request;
 }
