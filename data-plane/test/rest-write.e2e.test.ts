@@ -243,6 +243,29 @@ describe('rpc', () => {
     expect(get.body).toBe(42);
   });
 
+  it('answers a scalar, or a set of exactly one scalar, as the value itself under the single-object media type, else 406; refuses text/csv for scalars with 406', async () => {
+    await sql(p, `create function numbers_upto(n int) returns setof int language sql immutable as $$ select generate_series(1, n) $$;`);
+    const object = { accept: 'application/vnd.pgrst.object+json' };
+    await expect.poll(async () => (await rest('POST', 'rpc/numbers_upto', { body: { n: 1 } })).status, { timeout: 1000, interval: 20 }).toBe(200);
+    const scalar = await rest('POST', 'rpc/add_numbers', { headers: object, body: { a: 3, b: 4 } });
+    expect([scalar.status, scalar.text, scalar.headers.get('content-type')]).toEqual([200, '7', 'application/vnd.pgrst.object+json; charset=utf-8']);
+    const one = await rest('POST', 'rpc/numbers_upto', { headers: object, body: { n: 1 } });
+    expect([one.status, one.text]).toEqual([200, '1']);
+    expect((await rest('GET', 'rpc/numbers_upto?n=5&offset=2&limit=1', { headers: object })).text).toBe('3');
+    for (const n of [0, 2]) {
+      const refused = await rest('POST', 'rpc/numbers_upto', { headers: object, body: { n } });
+      expect(refused.status, refused.text).toBe(406);
+      expect(refused.body.code).toBe('not_single_object');
+    }
+    for (const [fn, body] of [['add_numbers', { a: 1 }], ['numbers_upto', { n: 2 }]] as const) {
+      const csv = await rest('POST', `rpc/${fn}`, { headers: { accept: 'text/csv' }, body });
+      expect(csv.status, csv.text).toBe(406);
+      expect(csv.body.code).toBe('not_acceptable');
+    }
+    const rows = await rest('POST', 'rpc/posts_by_author?select=id&order=id', { headers: { accept: 'text/csv' }, body: { author: 1 } });
+    expect([rows.status, rows.text]).toEqual([200, '"id"\n"1"\n"2"']);
+  });
+
   it('calls a set-returning function, with select, filters and order on its rows', async () => {
     const answer = await rest('POST', 'rpc/posts_by_author?select=id,title&order=id.desc', { body: { author: 1 } });
     expect(answer.status, answer.text).toBe(200);

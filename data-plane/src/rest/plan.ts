@@ -6,7 +6,7 @@
  */
 import type { ApiRequest, CountPreference, MediaType, ReturnPreference } from './parse';
 import { checkModifierPaths, planModifiers, planSelect, type PlannedCondition, type PlannedModifiers, type PlannedSelect, type Source } from './plan-select';
-import { ambiguousFunction, filterRequired, invalidRequest, unknownColumn, unknownFunction, unknownTable } from './rest-errors';
+import { ambiguousFunction, csvOfScalars, filterRequired, invalidRequest, unknownColumn, unknownFunction, unknownTable } from './rest-errors';
 import type { ColumnInfo, FunctionArg, FunctionInfo, RelationInfo, SchemaSnapshot } from './schema-model';
 import { parseFilter } from './grammar';
 
@@ -269,6 +269,8 @@ function planRpc(request: ApiRequest, snapshot: SchemaSnapshot): RpcPlan {
   if (!fn) throw unknownFunction(request.target);
   // Overloads the argument names cannot tell apart: PostgREST answers 300 (PGRST203) rather than pick one by catalog order.
   if (matching.length > 1) throw ambiguousFunction(request.target, matching.map((f) => `${f.name}(${f.args.map((a) => `${a.name} => ${a.type}`).join(', ')})`));
+  // CSV needs columns to name in its header line: a scalar has none, so it is refused rather than answered as JSON under text/csv.
+  if (request.accept === 'csv' && !fn.resultColumns && !fn.returnsVoid) throw csvOfScalars(fn.name);
   const plan: RpcPlan = { kind: 'rpc', ...base(request), fn, args: [], modifiers: { where: [], order: [] } };
   if (request.body) {
     plan.args = fn.args.filter((a) => given.has(a.name)).map((arg) => ({ arg }));

@@ -41,3 +41,5 @@ export const filterRequired = (method: string) =>
   new ApiError(400, 'filter_required', `${method} requires a filter`, null, 'add a filter such as ?id=eq.1; to touch every row use a filter that matches all');
 export const notAcceptable = (accept: string) =>
   new ApiError(406, 'not_acceptable', `none of these media types are available: ${accept}`, null, 'application/json, application/vnd.pgrst.object+json and text/csv are');
+export const csvOfScalars = (fn: string) =>
+  new ApiError(406, 'not_acceptable', `text/csv is not available for public.${fn}, which returns a scalar or a set of scalars`, null, 'ask for application/json or application/vnd.pgrst.object+json');

@@ -264,17 +264,19 @@ function rpcSql(plan: RpcPlan): Statement {
     return { text: `select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, null::bigint as total from (${page}) _s`, values: params.values };
   }
   if (plan.fn.returnsSet) {
+    // Under the single-object media type the one value itself (checked to be one in respond), as PostgREST answers `7`, not `[7]`.
+    const scalars = shape === 'object' ? `case when count(*) = 1 then (json_agg(_s.v) -> 0)::text end` : `coalesce(json_agg(_s.v), '[]')::text`;
     if (counted) {
       const page = pageSql(plan.modifiers, params);
       return {
-        text: `with pgrst_source as (select _s.v from ${before}${call} as _s(v)) select coalesce(json_agg(_s.v), '[]')::text as body, count(*)::int as page_count, ` +
+        text: `with pgrst_source as (select _s.v from ${before}${call} as _s(v)) select ${scalars} as body, count(*)::int as page_count, ` +
           `(select count(*) from pgrst_source) as total from (select _s.v from pgrst_source _s${page}) _s`,
         values: params.values,
       };
     }
     const page = pageSql(plan.modifiers, params);
     const rows = page === '' ? `${before}${call} as _s(v)` : `(select _s.v from ${before}${call} as _s(v)${page}) _s`;
-    return { text: `select coalesce(json_agg(_s.v), '[]')::text as body, count(*)::int as page_count, null::bigint as total from ${rows}`, values: params.values };
+    return { text: `select ${scalars} as body, count(*)::int as page_count, null::bigint as total from ${rows}`, values: params.values };
   }
   return { text: `select to_json(${call})::text as body, 1 as page_count, null::bigint as total${fromArgs}`, values: params.values };
 }
