@@ -274,6 +274,28 @@ describe('magic links', () => {
     if (first !== second) expect((await call('POST', '/rest/v1/auth/magic-link/verify', { headers: key(), body: { otp: first, email } })).status).toBe(422);
     expect((await call('POST', '/rest/v1/auth/magic-link/verify', { headers: key(), body: { otp: second, email } })).status).toBe(200);
   });
+
+  it('never gives an invitation the digits of a live sign-in code: that code alone cannot sign in as the invitee', async () => {
+    const attacker = address();
+    await call('POST', '/rest/v1/auth/magic-link', { headers: key(), body: { email: attacker } });
+    const otp = await codeFor(attacker);
+    const invitee = address();
+    const invited = await call('POST', '/rest/v1/auth/invite', { headers: { apikey: project.serviceKey }, body: { email: invitee } });
+    expect(invited.status, invited.text).toBe(200);
+    // The collision an audit forced: the invitation's live code given the hash of the attacker's live sign-in code.
+    const forced = await tenant.client
+      .query(
+        `update auth.one_time_codes set code_hash = (select code_hash from auth.one_time_codes where purpose = 'magiclink' and email = $1 and used_at is null)
+         where purpose = 'invite' and email = $2 and used_at is null`,
+        [attacker, invitee],
+      )
+      .catch((error: { code?: string }) => error);
+    expect((forced as { code?: string }).code).toBe('23505');
+    // So the code alone (looked up among sign-in and invitation codes) is the attacker's own.
+    const signedIn = await call('POST', '/rest/v1/auth/magic-link/verify', { headers: key({ 'x-forwarded-for': someIp() }), body: { otp } });
+    expect(signedIn.status, signedIn.text).toBe(200);
+    expect(signedIn.body.user.email).toBe(attacker);
+  });
 });
 
 describe('rate limits', () => {

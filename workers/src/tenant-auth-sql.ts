@@ -38,7 +38,8 @@ export function authSchemaSql(ownerRole: string): string[] {
        refresh_expires_at timestamptz not null
      )`,
     'create index if not exists sessions_user on auth.sessions (user_id)',
-    // One-time codes: only a keyed hash is kept; unique among the live ones of a purpose.
+    // One-time codes: only a keyed hash is kept; unique among the live ones (of a purpose here, of all since
+    // revision 7: liveCodesUniqueSql).
     `create table if not exists auth.one_time_codes (
        id uuid primary key default gen_random_uuid(),
        purpose text not null,
@@ -59,5 +60,26 @@ export function authSchemaSql(ownerRole: string): string[] {
        hits int not null
      )`,
     `grant select, insert, update, delete on all tables in schema auth to ${owner}`,
+  ];
+}
+
+/**
+ * Tenant schema revision 7: live codes are unique across all purposes, not
+ * per purpose. A code given without its address is looked up among several
+ * purposes at once (`/magic-link/verify`: sign-in and invitation codes), so
+ * an invitation that drew the digits of someone's live sign-in code let that
+ * someone sign in as the invitee. Live codes sharing their digits now are all
+ * retired, not only the older: whoever holds one knows the other's digits.
+ * The table is locked against writes first, so no duplicate lands between
+ * the retiring and the index.
+ */
+export function liveCodesUniqueSql(): string[] {
+  return [
+    'lock table auth.one_time_codes in share row exclusive mode',
+    `update auth.one_time_codes c set used_at = now()
+     where c.used_at is null
+       and exists (select from auth.one_time_codes o where o.used_at is null and o.code_hash = c.code_hash and o.id <> c.id)`,
+    'create unique index if not exists one_time_codes_live_any_purpose on auth.one_time_codes (code_hash) where used_at is null',
+    'drop index if exists auth.one_time_codes_live',
   ];
 }

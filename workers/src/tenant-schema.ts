@@ -25,7 +25,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { tenantApplyRole, tenantOwnerRole } from '@baseplane/contracts';
 import type { PlatformStore } from './platform-store';
-import { authSchemaSql } from './tenant-auth-sql';
+import { authSchemaSql, liveCodesUniqueSql } from './tenant-auth-sql';
 import { ddlCaptureSql, ddlOutboxSql, installSchemaSql } from './tenant-sql';
 import { bucketGuardSql, objectVersionSql, storageSchemaSql } from './tenant-storage-sql';
 
@@ -60,6 +60,8 @@ const REVISIONS: readonly Revision[] = [
   { revision: 5, sql: ({ owner, apply }) => [...ddlCaptureSql(owner), ...bucketGuardSql(apply)] },
   // Each stored version of an object has a key of its own, which the row names: nothing in the store is ever replaced.
   { revision: 6, sql: () => objectVersionSql() },
+  // Live one-time codes are unique across purposes: a code given alone may be looked up among several.
+  { revision: 7, sql: () => liveCodesUniqueSql() },
 ];
 
 export const TENANT_SCHEMA_REVISION = REVISIONS[REVISIONS.length - 1]!.revision;

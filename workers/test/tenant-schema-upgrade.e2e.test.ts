@@ -39,6 +39,9 @@ const objectVersions = async () => (await tenant.client.query<{ column: boolean;
   `select exists (select from information_schema.columns where table_schema = 'storage' and table_name = 'objects' and column_name = 'version') as column,
           exists (select from pg_constraint where conrelid = 'storage.objects'::regclass and contype = 'c' and pg_get_constraintdef(oid) like '%version%') as checked`,
 )).rows[0];
+/** The unique indexes of live one-time codes: revision 7's across purposes, or the per-purpose one it replaces. */
+const liveCodeIndexes = async () =>
+  (await tenant.client.query<{ name: string }>(`select indexname as name from pg_indexes where schemaname = 'auth' and indexname like 'one_time_codes_live%' order by 1`)).rows.map((row) => row.name);
 const marker = async () => (await tenant.client.query<{ revision: number }>('select revision from baseplane_meta.schema_revision')).rows[0]?.revision;
 const recorded = async (projectId: string) =>
   (await platformDb.query<{ revision: number }>('select revision from tenant_schema_revisions where project_id = $1', [projectId])).rows[0]?.revision;
@@ -69,6 +72,7 @@ describe('tenant schema revisions', () => {
     expect(await bucketGuard()).toBe(true);
     expect(await outbox()).toEqual({ batch: true, actor: true, functions: ['ack_ddl_log', 'pending_ddl_log', 'take_ddl_log'] });
     expect(await objectVersions()).toEqual({ column: true, checked: true });
+    expect(await liveCodeIndexes()).toEqual(['one_time_codes_live_any_purpose']);
     expect(await marker()).toBe(TENANT_SCHEMA_REVISION);
     expect(await recorded(project.id)).toBe(TENANT_SCHEMA_REVISION);
     expect(await indexes()).toEqual(REVISION_2_INDEXES);
@@ -86,6 +90,16 @@ describe('tenant schema revisions', () => {
     await tenant.client.query('alter table storage.objects drop column version');
     await tenant.client.query(`insert into storage.buckets (name) values ('before-versions')`);
     await tenant.client.query(`insert into storage.objects (bucket, path, size, content_type, etag) values ('before-versions', 'old.txt', 3, 'text/plain', 'e')`);
+    // Nor revision 7's live codes unique across purposes: the per-purpose index it replaces, and a sign-in code and an
+    // invitation live with the same digits (whoever holds one could sign in with the other), beside a code of its own.
+    await tenant.client.query('drop index if exists auth.one_time_codes_live_any_purpose');
+    await tenant.client.query('create unique index if not exists one_time_codes_live on auth.one_time_codes (purpose, code_hash) where used_at is null');
+    await tenant.client.query(
+      `insert into auth.one_time_codes (purpose, email, code_hash, expires_at, created_at) values
+         ('magiclink', 'holder@example.com', 'same digits', now() + interval '10 minutes', now() - interval '1 minute'),
+         ('invite', 'invitee@example.com', 'same digits', now() + interval '10 minutes', now()),
+         ('signup', 'alone@example.com', 'digits of its own', now() + interval '10 minutes', now())`,
+    );
     await tenant.client.query('drop table baseplane_meta.schema_revision');
     await platformDb.query('delete from tenant_schema_revisions where project_id = $1', [project.id]);
     // Since then its owner locked anon out of public, and the app has data.
@@ -109,6 +123,14 @@ describe('tenant schema revisions', () => {
     expect(await outbox()).toEqual({ batch: true, actor: true, functions: ['ack_ddl_log', 'pending_ddl_log', 'take_ddl_log'] });
     expect(await bucketGuard()).toBe(true);
     expect(await objectVersions()).toEqual({ column: true, checked: true });
+    // Both codes sharing their digits are retired (either one's holder knows the other's); the code of its own lives on.
+    expect(await liveCodeIndexes()).toEqual(['one_time_codes_live_any_purpose']);
+    const codes = await tenant.client.query(`select email, used_at is not null as retired from auth.one_time_codes where email like any($1) order by email`, [['holder@%', 'invitee@%', 'alone@%']]);
+    expect(codes.rows).toEqual([
+      { email: 'alone@example.com', retired: false },
+      { email: 'holder@example.com', retired: true },
+      { email: 'invitee@example.com', retired: true },
+    ]);
     // The object stored before versions is kept, with none.
     expect((await tenant.client.query(`select path, version from storage.objects where bucket = 'before-versions'`)).rows).toEqual([{ path: 'old.txt', version: null }]);
     expect(await marker()).toBe(TENANT_SCHEMA_REVISION);

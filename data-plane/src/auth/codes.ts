@@ -1,9 +1,10 @@
 /**
  * One-time codes of the auth flows: 6 digits, stored as a keyed hash (a
  * leaked table does not give the codes away), valid for the project's
- * `otpTtl`, single use, burned after 5 wrong tries, unique among the live
- * codes of one purpose. Issuing a new code for an address retires its older
- * ones. A code is never logged.
+ * `otpTtl`, single use, burned after 5 wrong tries, unique among all live
+ * codes whatever their purpose (a code given alone may be looked up among
+ * several purposes: tenant schema revision 7). Issuing a new code for an
+ * address retires its older ones. A code is never logged.
  */
 import { createHmac, randomInt } from 'node:crypto';
 import type { PoolClient } from 'pg';
@@ -47,7 +48,7 @@ export class CodeBook {
         await tx.query('release savepoint issue_code');
         return code;
       } catch (error) {
-        // Another live code of this purpose has the same digits: draw again.
+        // Another live code, of any purpose, has the same digits: draw again.
         await tx.query('rollback to savepoint issue_code');
         if ((error as { code?: string }).code !== '23505') throw error;
       }
