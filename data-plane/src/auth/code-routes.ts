@@ -6,7 +6,7 @@
  * codes to existing accounts are mailed after answering).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { EmailOnlyBody, ResendBody, ResetPasswordBody, VerifyCodeBody, validate, type EndUserSession } from '@baseplane/contracts';
+import { ApiError, EmailOnlyBody, ResendBody, ResetPasswordBody, VerifyCodeBody, validate, type EndUserSession } from '@baseplane/contracts';
 import * as store from '@baseplane/contracts/user-directory';
 import { resolveProject } from '../http/resolve-project';
 import { checkPassword, newSession, normalEmail, openSession } from './auth-routes';
@@ -88,20 +88,34 @@ async function resetPassword(deps: AuthDependencies, request: FastifyRequest) {
  * project takes sign-ups, and only if its code is mailed (a mail server that
  * refuses is a 503 and undoes the user, as at sign-up). An existing user's
  * code goes out after the answer: with sign-ups closed, a known and an
- * unknown address get the same answer in the same time.
+ * unknown address get the same answer in the same time. Requests at once
+ * for a new address make one user; the others go on as for an existing one.
  */
 async function magicLink(deps: AuthDependencies, request: FastifyRequest) {
   const { project } = resolveProject(deps.directory, request);
   const email = normalEmail(validate(EmailOnlyBody, request.body).email);
   await limit(deps, project, issueLimits(request, email));
-  const found = await deps.tenants.transaction(project.projectId, (tx) => store.findUserByEmail(tx, email));
+  const findUser = () => deps.tenants.transaction(project.projectId, (tx) => store.findUserByEmail(tx, email));
+  const found = await findUser();
   if (found) {
     sendCodeAfterAnswer(deps, project, 'magiclink', found.email, found.id);
   } else if (project.authSettings.allowSignups) {
-    await deps.tenants.transaction(project.projectId, async (tx) => {
-      const user = await store.createPasswordlessUser(tx, email);
-      await mailCode(deps, project, 'magiclink', user.email, await deps.codes.issue(tx, project.projectId, 'magiclink', user.email, user.id, project.authSettings.otpTtl));
-    });
+    const created = await deps.tenants
+      .transaction(project.projectId, async (tx) => {
+        const user = await store.createPasswordlessUser(tx, email);
+        await mailCode(deps, project, 'magiclink', user.email, await deps.codes.issue(tx, project.projectId, 'magiclink', user.email, user.id, project.authSettings.otpTtl));
+        return true;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof ApiError && error.code === 'user_already_exists') return false;
+        throw error;
+      });
+    // A request at the same time made the user first (its insert held ours until it committed): this one is then
+    // for an existing user, as if it had found them.
+    if (!created) {
+      const user = await findUser();
+      if (user) sendCodeAfterAnswer(deps, project, 'magiclink', user.email, user.id);
+    }
   }
   return SENT;
 }
