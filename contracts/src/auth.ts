@@ -66,8 +66,19 @@ export interface AccessTokenClaims {
   ref: string;
 }
 
-/** local@domain.tld, without spaces or control characters. */
-export const EMAIL_PATTERN = /^[^\s@\x00-\x1f\x7f]+@[^\s@\x00-\x1f\x7f]+\.[^\s@\x00-\x1f\x7f]+$/;
+/** A character of a local part's atoms: RFC 5322's atext, and any letter, mark or digit beyond ASCII (RFC 6531). */
+const ATEXT = "[\\p{L}\\p{M}\\p{Nd}!#$%&'*+\\-/=?^_`{|}~]";
+/** A domain label: letters, marks and digits (any script), inner hyphens. */
+const LABEL = '[\\p{L}\\p{Nd}](?:[\\p{L}\\p{M}\\p{Nd}-]*[\\p{L}\\p{M}\\p{Nd}])?';
+
+/**
+ * local@domain.tld: a dot-atom local part and a domain of two or more
+ * dot-separated labels. Nothing an address parser reads as more than one
+ * mailbox gets through (whitespace, control characters, `()<>[],;:"\`, quoted
+ * local parts, address literals): the mailer must deliver to exactly the
+ * address that is stored and put in tokens as verified.
+ */
+export const EMAIL_PATTERN = new RegExp(`^${ATEXT}+(?:\\.${ATEXT}+)*@${LABEL}(?:\\.${LABEL})+$`, 'u');
 
 /** An address of {@link EMAIL_PATTERN}'s form, else 400 `invalid_email` (API.md's code, for end users and operators alike). */
 export function checkEmailAddress(email: string): string {

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MISLEADING_ADDRESSES } from '../../deploy/test/addresses';
 import { apikey, bearer, call, createProject, projectEventTypes, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 
 let ada: Operator;
@@ -142,6 +143,7 @@ describe('users', () => {
   describe('refusals', () => {
     scenarios([
       { name: 'a bad email is 400 invalid_email, as on the data plane', method: 'POST', url: () => usersUrl(), headers: asAda, body: { email: 'nope' }, expectedStatus: 400, expectedContent: ['invalid_email'] },
+      ...MISLEADING_ADDRESSES.map((misleading) => ({ name: `${misleading}, another mailbox to a mailer, is 400 invalid_email`, method: 'POST', url: () => usersUrl(), headers: asAda, body: { email: misleading }, expectedStatus: 400, expectedContent: ['invalid_email'] })),
       { name: 'a short password is 400 weak_password', method: 'POST', url: () => usersUrl(), headers: asAda, body: { email: 'short@example.com', password: 'short' }, expectedStatus: 400, expectedContent: ['weak_password'] },
       { name: 'an unknown field is 400', method: 'POST', url: () => usersUrl(), headers: asAda, body: { email: 'x@example.com', role: 'admin' }, expectedStatus: 400 },
       { name: 'a user id that is no UUID is 400', method: 'PATCH', url: () => usersUrl('/1;drop'), headers: asAda, body: { firstName: 'x' }, expectedStatus: 400 },

@@ -1,6 +1,7 @@
 /** `/api/auth` and `/api/teams` over HTTP through the gateway. */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MISLEADING_ADDRESSES } from '../../deploy/test/addresses';
 import { bearer, call, scenarios, signUpOperator, someIp, someUntrustedIngress, TRUSTED_INGRESS, type Operator } from '../../deploy/test/http';
 
 let operator: Operator;
@@ -96,6 +97,7 @@ describe('platform accounts', () => {
       { name: 'short password is 400 weak_password, as on the data plane', method: 'POST', url: '/api/auth/signup', body: { email: 'x@example.com', password: 'short' }, expectedStatus: 400, expectedContent: ['weak_password', 'at least 8 characters'] },
       { name: 'bad email is 400 invalid_email, as on the data plane', method: 'POST', url: '/api/auth/signup', body: { email: 'not-an-email', password: 'long enough password' }, expectedStatus: 400, expectedContent: ['invalid_email'] },
       { name: 'an address with a control character is 400 invalid_email', method: 'POST', url: '/api/auth/signup', body: { email: 'a\u0007b@example.com', password: 'long enough password' }, expectedStatus: 400, expectedContent: ['invalid_email'] },
+      ...MISLEADING_ADDRESSES.map((misleading) => ({ name: `${misleading}, another mailbox to a mailer, is 400 invalid_email`, method: 'POST', url: '/api/auth/signup', body: { email: misleading, password: 'long enough password' }, expectedStatus: 400, expectedContent: ['invalid_email'] })),
       { name: 'adding a member by a malformed address is 400 invalid_email', method: 'POST', url: () => `/api/teams/${operator.teamId}/members`, headers: () => bearer(operator.token), body: { email: 'not-an-email' }, expectedStatus: 400, expectedContent: ['invalid_email'] },
       { name: 'unknown field is 400', method: 'POST', url: '/api/auth/signup', body: { email: 'y@example.com', password: 'long enough password', admin: true }, expectedStatus: 400 },
       { name: 'malformed JSON is 400 invalid_json', method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, raw: '{"email": ', expectedStatus: 400, expectedContent: ['invalid_json'] },

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MISLEADING_ADDRESSES } from '../../deploy/test/addresses';
 import { apikey, bearer, call, createProject, dataPlanesCaughtUp, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { codeFor, inbox } from '../../deploy/test/inbox';
 
@@ -251,9 +252,10 @@ describe('change-email', () => {
 
   it('refuses a bad address before sending anything', async () => {
     const user = await signUp();
-    const answer = await call('POST', '/rest/v1/auth/change-email', { headers: withToken(user.accessToken), body: { newEmail: 'not an address' } });
-    expect(answer.status).toBe(400);
-    expect(answer.body.code).toBe('invalid_email');
+    for (const newEmail of ['not an address', ...MISLEADING_ADDRESSES]) {
+      const answer = await call('POST', '/rest/v1/auth/change-email', { headers: withToken(user.accessToken), body: { newEmail } });
+      expect([newEmail, answer.status, answer.body.code]).toEqual([newEmail, 400, 'invalid_email']);
+    }
   });
 });
 

@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect, describe, it, beforeAll, afterAll } from 'vitest';
-import { bearer, call, createProject, signUpOperator, someIp, type Answer, type Operator, type ProjectAnswer } from '../../deploy/test/http';
+import { MISLEADING_ADDRESSES } from '../../deploy/test/addresses';
+import { bearer, call, createProject, scenarios, signUpOperator, someIp, type Answer, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import pg from 'pg';
 import { connectTenant, tenantUrl, type TenantDatabase } from '../../deploy/test/tenant';
 import { codeFor as readCode, inbox } from '../../deploy/test/inbox';
@@ -162,6 +163,16 @@ describe('password reset', () => {
 });
 
 describe('magic links', () => {
+  describe('refuse an address a mailer reads as another mailbox', () => {
+    scenarios(
+      MISLEADING_ADDRESSES.map((misleading) => ({ name: `${misleading} is 400 invalid_email`, method: 'POST', url: '/rest/v1/auth/magic-link', headers: () => key({ 'x-forwarded-for': someIp() }), body: { email: misleading }, expectedStatus: 400, expectedContent: ['invalid_email'] })),
+    );
+
+    it('and mails nothing to the mailbox inside it', async () => {
+      expect(await inboxSize('atk@example.com')).toBe(0);
+    });
+  });
+
   it('creates the user, and the code signs them in with a verified address', async () => {
     const email = address();
     expect((await call('POST', '/rest/v1/auth/magic-link', { headers: key(), body: { email } })).status).toBe(200);

@@ -10,6 +10,7 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import pg from 'pg';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { tenantDatabaseName } from '@baseplane/contracts';
+import { MISLEADING_ADDRESSES } from '../../deploy/test/addresses';
 import { call, createProject, scenarios, signUpOperator, someIp, someUntrustedIngress, TRUSTED_INGRESS, type ProjectAnswer } from '../../deploy/test/http';
 
 let project: ProjectAnswer;
@@ -93,6 +94,7 @@ describe('sign-up and sign-in', () => {
       { name: 'a second sign-up with the same email, in another case, is 409', method: 'POST', url: '/rest/v1/auth/signup', headers: key, body: { email: email.toUpperCase(), password }, expectedStatus: 409, expectedContent: ['user_already_exists'] },
       { name: 'a short password is 400 weak_password', method: 'POST', url: '/rest/v1/auth/signup', headers: key, body: { email: 'b@example.com', password: 'short' }, expectedStatus: 400, expectedContent: ['weak_password'] },
       { name: 'a bad email is 400 invalid_email', method: 'POST', url: '/rest/v1/auth/signup', headers: key, body: { email: 'nope', password }, expectedStatus: 400, expectedContent: ['invalid_email'] },
+      ...MISLEADING_ADDRESSES.map((misleading) => ({ name: `${misleading}, another mailbox to a mailer, is 400 invalid_email`, method: 'POST', url: '/rest/v1/auth/signup', headers: key, body: { email: misleading, password }, expectedStatus: 400, expectedContent: ['invalid_email'] })),
       { name: 'an unknown field is 400', method: 'POST', url: '/rest/v1/auth/signup', headers: key, body: { email: 'c@example.com', password, role: 'admin' }, expectedStatus: 400 },
       { name: 'no apikey is 401', method: 'POST', url: '/rest/v1/auth/signup', body: { email: 'd@example.com', password }, expectedStatus: 401, expectedContent: ['missing_api_key'] },
       { name: 'a wrong password is 400 invalid_credentials', method: 'POST', url: '/rest/v1/auth/signin', headers: key, body: { email, password: 'wrong password' }, expectedStatus: 400, expectedContent: ['invalid_credentials'] },
