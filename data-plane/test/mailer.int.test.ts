@@ -56,6 +56,31 @@ describe('createMailer', () => {
     expect(Date.now() - Date.parse(message.at)).toBeLessThan(60_000);
   });
 
+  it('hands the server the address as it is, never what a parser makes of it: no other mailbox gets the message', async () => {
+    const id = randomUUID();
+    const email = codeEmail('signup', { projectName: 'todo app', code: '161803', ttlMinutes: 10 });
+    const outside = [`atk-${id}@example.com(example.org)`, `<atk-${id}@example.com>example.org`, `atk-${id}@example.com, other-${id}@example.com`];
+    for (const to of outside) {
+      // The dev inbox's server, as a strict one does, refuses such a recipient in the envelope; a lax one would get it whole.
+      const failure = await createMailer(inject('smtpUrl'), FROM).send({ to, projectId: project.id, ...email }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure, to).toMatchObject({ status: 503, code: 'email_unavailable', details: { reason: 'rejected' } });
+    }
+    for (const mailbox of [`atk-${id}@example.com`, `other-${id}@example.com`]) {
+      const inbox = await call('GET', `/api/dev/inbox?to=${encodeURIComponent(mailbox)}`, { headers: bearer(operator.token) });
+      expect([mailbox, inbox.status, inbox.body]).toEqual([mailbox, 200, []]);
+    }
+  });
+
+  it('delivers an address beyond ASCII with its envelope recipient exactly the address', async () => {
+    const to = `dİnç-${randomUUID()}@example.com`;
+    await createMailer(inject('smtpUrl'), FROM).send({ to, projectId: project.id, ...codeEmail('signup', { projectName: 'todo app', code: '141421', ttlMinutes: 10 }) });
+    const inbox = await call('GET', `/api/dev/inbox?to=${encodeURIComponent(to)}`, { headers: bearer(operator.token) });
+    expect(inbox.body.map((message: { to: string[] }) => message.to)).toEqual([[to]]);
+  });
+
   it('rejects with 503 email_unavailable at once when nothing listens on the port', async () => {
     const port = await findFreePort();
     expect(await expectUnavailable(`smtp://127.0.0.1:${port}`)).toBeLessThan(2_000);

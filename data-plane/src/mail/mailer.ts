@@ -8,6 +8,7 @@ import { ApiError } from '@baseplane/contracts';
 
 /** One email to one address; `text` and `html` are the two forms of the same body. */
 export interface OutgoingMail {
+  /** One mailbox, handed to the server as it is: never read as a list or a display form. */
   to: string;
   /** The project it is sent for, in its {@link PROJECT_HEADER}: the dev inbox shows it to that project's team only. */
   projectId: string;
@@ -58,7 +59,9 @@ export function createMailer(smtpUrl: string, from: string): Mailer {
   return {
     async send(mail) {
       try {
-        await transport.sendMail({ to: mail.to, subject: mail.subject, text: mail.text, html: mail.html, headers: { [PROJECT_HEADER]: mail.projectId } });
+        // An address object, not a string: nodemailer parses a string as an address list (comments, angle
+        // brackets, commas), so a string could reach another mailbox than the account's, or several.
+        await transport.sendMail({ to: { name: '', address: mail.to }, subject: mail.subject, text: mail.text, html: mail.html, headers: { [PROJECT_HEADER]: mail.projectId } });
       } catch (error) {
         const failure = new ApiError(
           503,
