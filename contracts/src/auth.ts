@@ -174,6 +174,21 @@ export const UpdateAuthSettingsBody = Type.Object(
 );
 export type UpdateAuthSettingsBody = Static<typeof UpdateAuthSettingsBody>;
 
+/**
+ * A settings change's URLs, once the body has its shape: each must be one
+ * `new URL()` parses (the pattern lets through a port past 65535 or
+ * `http://[::1`), since the data plane compares redirect targets with them as
+ * URLs. Else 400 `invalid_request` naming each, as `validate()` answers.
+ */
+export function checkAuthSettingsUrls(body: UpdateAuthSettingsBody): void {
+  const urls: Array<[string, string]> = [];
+  if (typeof body.siteUrl === 'string') urls.push(['/siteUrl', body.siteUrl]);
+  body.redirectUrls?.forEach((url, index) => urls.push([`/redirectUrls/${index}`, url]));
+  const message = 'must be a URL that parses (a valid host, a port up to 65535)';
+  const errors = urls.filter(([, url]) => !URL.canParse(url)).map(([path]) => ({ path, message }));
+  if (errors.length > 0) throw new ApiError(400, 'invalid_request', `invalid body: ${errors[0]!.path} ${message}`, errors.slice(0, 10));
+}
+
 /** `PATCH /me`: the user's own profile, and a new password. */
 export const UpdateMeBody = Type.Object(
   { firstName: Type.Optional(Name), lastName: Type.Optional(Name), username: Type.Optional(Name), password: Type.Optional(Password) },

@@ -5,7 +5,10 @@
  * read back from the real SMTP dev inbox.
  */
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import type { StoredAuthSettings } from '@baseplane/contracts';
+import { ANY_VERSION, EventStore } from '../../control-plane/src/event-store/event-store';
 import { MISLEADING_ADDRESSES } from '../../deploy/test/addresses';
 import { apikey, bearer, call, createProject, dataPlanesCaughtUp, scenarios, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 import { codeFor, inbox } from '../../deploy/test/inbox';
@@ -30,6 +33,18 @@ async function settings(body: object) {
   const answer = await call('PATCH', `/api/projects/${project.id}/auth/settings`, { headers: bearer(operator.token), body });
   if (answer.status === 200) await dataPlanesCaughtUp();
   return answer;
+}
+
+/** Records settings as the control plane did before its API checked URLs with `new URL()`, and waits for every replica. */
+async function recordSettingsOfOld(changes: Partial<StoredAuthSettings>) {
+  const db = new pg.Pool({ connectionString: inject('databaseUrl'), max: 1 });
+  try {
+    const metadata = { actor: operator.accountId, at: new Date().toISOString(), correlationId: randomUUID(), causationId: null, schemaVersion: 1 };
+    await new EventStore(db).appendToStream(`project-${project.id}`, ANY_VERSION, [{ type: 'AuthSettingsUpdated', data: { projectId: project.id, changes }, metadata }]);
+  } finally {
+    await db.end();
+  }
+  await dataPlanesCaughtUp();
 }
 
 beforeAll(async () => {
@@ -279,6 +294,20 @@ describe('invite', () => {
     const session = await call('POST', '/rest/v1/auth/magic-link/verify', { headers: anon(), body: { otp, email } });
     expect(session.status, session.text).toBe(200);
     expect(session.body.user).toMatchObject({ id: answer.body.user.id, emailVerified: true });
+  });
+
+  it('passes over a stored redirect URL that does not parse, recorded before the settings API refused them', async () => {
+    const invite = (redirectTo: string) => call('POST', '/rest/v1/auth/invite', { headers: apikey(project.serviceKey), body: { email: address(), redirectTo } });
+    expect((await settings({ redirectUrls: ['http://app.example.com:99999/'] })).status).toBe(400);
+    await recordSettingsOfOld({ redirectUrls: ['http://app.example.com:99999/', 'http://[::1', 'http://app.example.com/welcome'] });
+    try {
+      const answer = await invite('http://app.example.com/welcome');
+      expect(answer.status, answer.text).toBe(200);
+      const outside = await invite('http://app.example.com/elsewhere');
+      expect([outside.status, outside.body.code]).toEqual([400, 'redirect_to_not_allowed']);
+    } finally {
+      expect((await settings({ redirectUrls: [] })).status).toBe(200);
+    }
   });
 
   it('refuses a redirect outside the project’s redirect URLs, and an existing user', async () => {

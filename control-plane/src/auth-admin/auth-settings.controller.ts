@@ -13,6 +13,7 @@ import {
   DEFAULT_AUTH_SETTINGS,
   IdParam,
   UpdateAuthSettingsBody,
+  checkAuthSettingsUrls,
   notFound,
   redact,
   type AuthSettings,
@@ -47,7 +48,9 @@ export class AuthSettingsController {
   async update(@Req() request: FastifyRequest, @Param() params: unknown, @Body() body: unknown): Promise<AuthSettings> {
     const { id } = validate(IdParam, params, 'path');
     const { caller } = await this.callers.forProject(request, id);
-    const { smtp, ...rest } = validate(UpdateAuthSettingsBody, body);
+    const update = validate(UpdateAuthSettingsBody, body);
+    checkAuthSettingsUrls(update);
+    const { smtp, ...rest } = update;
     const changes: Partial<StoredAuthSettings> = { ...rest };
     // The SMTP URL carries credentials: it travels and is stored sealed.
     if (smtp !== undefined) changes.smtp = smtp === null ? null : { urlCipher: this.secrets.encrypt(smtp.url), from: smtp.from };

@@ -118,6 +118,8 @@ function checkRedirect(project: DirectoryEntry, redirectTo: string): void {
   }
   // Under a path means that path or below it, segment by segment: /welcome allows /welcome/team, not /welcome-evil.
   const under = (base: string) => {
+    // Settings recorded before the API checked their URLs may hold one that does not parse: it allows nothing.
+    if (!URL.canParse(base)) return false;
     const root = new URL(base);
     const folder = root.pathname.endsWith('/') ? root.pathname : `${root.pathname}/`;
     return target.origin === root.origin && (target.pathname === root.pathname || target.pathname.startsWith(folder));
