@@ -71,6 +71,15 @@ describe('verify-email', () => {
     expect(verified.body.user).toMatchObject({ email, emailVerified: true });
   });
 
+  it('takes the anon key as the Bearer (how Supabase-style clients call) for no session: the code finds its user', async () => {
+    const email = address();
+    await signUp(email);
+    await call('POST', '/rest/v1/auth/resend', { headers: key(), body: { email, type: 'signup' } });
+    const verified = await call('POST', '/rest/v1/auth/verify-email', { headers: { ...key(), ...bearer(project.anonKey) }, body: { otp: await codeFor(email) } });
+    expect(verified.status, verified.text).toBe(200);
+    expect(verified.body.user).toMatchObject({ email, emailVerified: true });
+  });
+
   it('refuses an expired code with otp_expired', async () => {
     const email = address();
     await signUp(email);

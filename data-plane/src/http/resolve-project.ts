@@ -58,6 +58,15 @@ export function bearerOf(request: FastifyRequest): string | undefined {
   return match[1]!;
 }
 
+/**
+ * Whether `token` is `project`'s anon key: Supabase-style clients send it as
+ * the Bearer when no user is signed in, which is no session.
+ */
+export function isAnonKeyOf(directory: ProjectDirectory, project: DirectoryEntry, token: string): boolean {
+  const match = directory.lookupKey(keyHashOf(token, directory));
+  return match?.kind === 'anon' && match.project.projectId === project.projectId;
+}
+
 /** The project and the database role of a request carrying an API key: its key's role, `authenticated` with a verified user token. */
 export async function resolveApiCaller(directory: ProjectDirectory, tokens: AccessTokens, request: FastifyRequest): Promise<{ project: DirectoryEntry; caller: Caller }> {
   const { project, kind } = resolveProject(directory, request);
