@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, EmailOnlyBody, ResendBody, ResetPasswordBody, VerifyCodeBody, validate, type EndUserSession } from '@baseplane/contracts';
 import * as store from '@baseplane/contracts/user-directory';
-import { bearerOf, isAnonKeyOf, resolveProject } from '../http/resolve-project';
+import { resolveProject, userTokenOf } from '../http/resolve-project';
 import { checkPassword, newSession, normalEmail, openSession } from './auth-routes';
 import { issueLimits, limit, mailCode, otpInvalid, redeem, sendCodeAfterAnswer, verifyLimits } from './code-flow';
 import type { AuthDependencies } from './dependencies';
@@ -42,14 +42,13 @@ async function resend(deps: AuthDependencies, request: FastifyRequest) {
 
 /**
  * Confirms an address with the sign-up code; whose code it is comes from the
- * email, the Bearer token, or the code itself. The anon key as the Bearer (how
- * Supabase-style clients call without a session) is no session.
+ * email, the Bearer token, or the code itself. The API key as the Bearer (how
+ * Supabase-style clients call without a session) is no session, as on the data API.
  */
 async function verifyEmail(deps: AuthDependencies, request: FastifyRequest) {
   const { project } = resolveProject(deps.directory, request);
   const { otp, email } = validate(VerifyCodeBody, request.body);
-  const bearer = email === undefined ? bearerOf(request) : undefined;
-  const signedIn = bearer !== undefined && !isAnonKeyOf(deps.directory, project, bearer) ? await authenticate(deps, request) : undefined;
+  const signedIn = email === undefined && userTokenOf(request) !== undefined ? await authenticate(deps, request) : undefined;
   const owner = email !== undefined ? { email } : signedIn ? { userId: signedIn.claims.sub } : undefined;
   await limit(deps, project, verifyLimits(request, 'signup', email ?? signedIn?.claims.sub));
   const code = await redeem(deps, project, ['signup'], otp, owner);

@@ -59,20 +59,20 @@ export function bearerOf(request: FastifyRequest): string | undefined {
 }
 
 /**
- * Whether `token` is `project`'s anon key: Supabase-style clients send it as
- * the Bearer when no user is signed in, which is no session.
+ * The user's token a request carries: its Bearer, unless that is the API key
+ * itself, which Supabase-style clients send as the Bearer when no user is
+ * signed in (no session, then).
  */
-export function isAnonKeyOf(directory: ProjectDirectory, project: DirectoryEntry, token: string): boolean {
-  const match = directory.lookupKey(keyHashOf(token, directory));
-  return match?.kind === 'anon' && match.project.projectId === project.projectId;
+export function userTokenOf(request: FastifyRequest): string | undefined {
+  const bearer = bearerOf(request);
+  return bearer !== undefined && bearer !== apiKeyOf(request) ? bearer : undefined;
 }
 
 /** The project and the database role of a request carrying an API key: its key's role, `authenticated` with a verified user token. */
 export async function resolveApiCaller(directory: ProjectDirectory, tokens: AccessTokens, request: FastifyRequest): Promise<{ project: DirectoryEntry; caller: Caller }> {
   const { project, kind } = resolveProject(directory, request);
-  const bearer = bearerOf(request);
-  // Supabase clients send the API key itself as the Bearer when no user is signed in: that is not a user token.
-  const claims = bearer !== undefined && bearer !== apiKeyOf(request) ? { ...(await tokens.verify(project, bearer)) } : null;
+  const token = userTokenOf(request);
+  const claims = token !== undefined ? { ...(await tokens.verify(project, token)) } : null;
   if (kind === 'service') return { project, caller: { role: 'service_role', claims: claims && { ...claims, role: 'service_role' } } };
   return { project, caller: claims ? { role: 'authenticated', claims } : { role: 'anon', claims: null } };
 }
