@@ -107,6 +107,13 @@ export interface OperationRecord {
   error: unknown;
 }
 
+/**
+ * The mail header naming the project a message is sent for: the data plane's
+ * mailer sets it, and the dev inbox shows the message to that project's team
+ * only. Mail servers and readers ignore it.
+ */
+export const MAIL_PROJECT_HEADER = 'X-Baseplane-Project';
+
 /** One message the local stack's dev inbox received (`GET /api/dev/inbox`). */
 export interface DevInboxMessage {
   id: string;

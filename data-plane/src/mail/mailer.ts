@@ -4,13 +4,13 @@
  * success; the body (it carries a code) is never logged nor put in the error.
  */
 import nodemailer from 'nodemailer';
-import { ApiError } from '@baseplane/contracts';
+import { ApiError, MAIL_PROJECT_HEADER } from '@baseplane/contracts';
 
 /** One email to one address; `text` and `html` are the two forms of the same body. */
 export interface OutgoingMail {
   /** One mailbox, handed to the server as it is: never read as a list or a display form. */
   to: string;
-  /** The project it is sent for, in its {@link PROJECT_HEADER}: the dev inbox shows it to that project's team only. */
+  /** The project it is sent for, in its {@link MAIL_PROJECT_HEADER}: the dev inbox shows it to that project's team only. */
   projectId: string;
   subject: string;
   text: string;
@@ -22,9 +22,6 @@ export interface Mailer {
   /** Resolves once the server has accepted the message; rejects with ApiError 503 `email_unavailable`. */
   send(mail: OutgoingMail): Promise<void>;
 }
-
-/** Names the project a message is sent for; mail servers and readers ignore it. */
-export const PROJECT_HEADER = 'X-Baseplane-Project';
 
 /**
  * Kept short so that a dead or hung server fails the request within seconds
@@ -61,7 +58,7 @@ export function createMailer(smtpUrl: string, from: string): Mailer {
       try {
         // An address object, not a string: nodemailer parses a string as an address list (comments, angle
         // brackets, commas), so a string could reach another mailbox than the account's, or several.
-        await transport.sendMail({ to: { name: '', address: mail.to }, subject: mail.subject, text: mail.text, html: mail.html, headers: { [PROJECT_HEADER]: mail.projectId } });
+        await transport.sendMail({ to: { name: '', address: mail.to }, subject: mail.subject, text: mail.text, html: mail.html, headers: { [MAIL_PROJECT_HEADER]: mail.projectId } });
       } catch (error) {
         const failure = new ApiError(
           503,

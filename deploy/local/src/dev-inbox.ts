@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { simpleParser } from 'mailparser';
 import pg from 'pg';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import { MAIL_PROJECT_HEADER } from '@baseplane/contracts';
 import type { StackLog } from './stack-log';
 
 /** A running dev inbox. */
@@ -32,8 +33,8 @@ export interface DevInboxOptions {
 const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 const CLOSE_TIMEOUT_MS = 1_000;
 
-/** The header naming the project a message is for (data-plane/src/mail/mailer.ts sets it); mailparser's keys are lowercase. */
-const PROJECT_HEADER = 'x-baseplane-project';
+/** The header naming the project a message is for, as mailparser keys it (lowercase). */
+const PROJECT_HEADER = MAIL_PROJECT_HEADER.toLowerCase();
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The project a message names, or null: none, a second one, or not a UUID. */
