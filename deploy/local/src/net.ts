@@ -39,6 +39,9 @@ export function pickablePorts(rangeFile = '/proc/sys/net/ipv4/ip_local_port_rang
 
 const PICK_TRIES = 50;
 
+/** This machine's {@link pickablePorts}, read once. */
+let systemPorts: ReturnType<typeof pickablePorts> | 'unread' = 'unread';
+
 /**
  * Distinct free ports, one per name, held together while chosen so that none
  * is chosen twice: `findFreePorts(['grpc', 'ui'])` → `{ grpc: 21305, ui: 27718 }`.
@@ -70,7 +73,8 @@ export interface PortReservation {
  * it, for as long as its client kept it.
  */
 export async function reservePort(): Promise<PortReservation> {
-  const range = pickablePorts();
+  if (systemPorts === 'unread') systemPorts = pickablePorts();
+  const range = systemPorts;
   if (range) {
     for (let tries = 0; tries < PICK_TRIES; tries++) {
       const reservation = await listenOn(range.from + Math.floor(Math.random() * (range.to - range.from)));
