@@ -38,6 +38,15 @@ export async function sql(p: RestProject, query: string): Promise<any> {
   return answer.body;
 }
 
+/** A table `name` of int4range spans anyone may read: 1 [1,3), 2 [5,9), 3 [10,12). */
+export async function rangesTable(p: RestProject, name: string): Promise<void> {
+  await sql(p, `
+    create table ${name} (id int primary key, during int4range);
+    create policy "read" on ${name} for select using (true);
+    insert into ${name} values (1, '[1,3)'), (2, '[5,9)'), (3, '[10,12)');
+  `);
+}
+
 /** Signs an end user up on the project; returns the access token and user id. */
 export async function signUpUser(p: RestProject): Promise<{ token: string; id: string; email: string }> {
   const email = `user-${randomUUID()}@example.com`;

@@ -6,7 +6,7 @@
  */
 import { PostgrestClient } from '@supabase/postgrest-js';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { blogSchema, createTable, restProject, signUpUser, sql, type RestProject } from './rest-fixtures';
+import { blogSchema, createTable, rangesTable, restProject, signUpUser, type RestProject } from './rest-fixtures';
 
 let p: RestProject;
 let anon: PostgrestClient;
@@ -67,11 +67,7 @@ describe('select', () => {
   });
 
   it('compares ranges with rangeGt, rangeGte, rangeLt, rangeLte and rangeAdjacent', async () => {
-    await sql(p, `
-      create table slots (id int primary key, during int4range);
-      create policy "read" on slots for select using (true);
-      insert into slots values (1, '[1,3)'), (2, '[5,9)'), (3, '[10,12)');
-    `);
+    await rangesTable(p, 'slots');
     const q = () => anon.from('slots').select('id').order('id');
     await expect.poll(async () => (await q().rangeLt('during', '[5,6)')).error, { timeout: 1000, interval: 20 }).toBeNull();
     expect(ids((await q().rangeLt('during', '[5,6)')).data)).toEqual([1]);

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, scenarios } from '../../deploy/test/http';
-import { blogSchema, restProject, sql, type RestProject } from './rest-fixtures';
+import { blogSchema, rangesTable, restProject, sql, type RestProject } from './rest-fixtures';
 
 let p: RestProject;
 const get = (path: string, headers: Record<string, string> = {}) => call('GET', `/rest/v1/${path}`, { headers: { ...p.anon, ...headers } });
@@ -243,11 +243,7 @@ describe('filters', () => {
   }
 
   it('passes ov.(a,b) on a range column through as the range literal it is, as PostgREST (the list form is an array’s only)', async () => {
-    await sql(p, `
-      create table bookings (id int primary key, during int4range);
-      create policy "read" on bookings for select using (true);
-      insert into bookings values (1, '[1,3)'), (2, '[5,9)'), (3, '[10,12)');
-    `);
+    await rangesTable(p, 'bookings');
     await expect.poll(async () => (await get('bookings?select=id&order=id&during=ov.(1,5)')).body, { timeout: 1000, interval: 20 }).toEqual([{ id: 1 }]);
     expect(ids((await get('bookings?select=id&order=id&during=ov.[5,10]')).body)).toEqual([2, 3]);
     expect(ids((await get('bookings?select=id&order=id&during=not.ov.(0,100)')).body)).toEqual([]);
