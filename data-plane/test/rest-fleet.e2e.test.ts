@@ -124,9 +124,10 @@ describe('a fleet of data planes', () => {
     try {
       // The supervisor starts it again after 200 ms; until it listens, its port refuses connections.
       await expect.poll(() => fetch(`${first!}/healthz`).then(() => 'up', () => 'down'), { timeout: 5000, interval: 10 }).toBe('down');
-      const statuses: number[] = [];
-      for (let i = 0; i < 20; i++) statuses.push((await call('GET', '/rest/v1/items', { headers: p.anon })).status);
-      expect(statuses).toEqual(Array(20).fill(200));
+      const answers = [];
+      for (let i = 0; i < 20; i++) answers.push(await call('GET', '/rest/v1/items', { headers: p.anon }));
+      // What any other answer said (the gateway's service_unavailable, or a replica's own 503) goes into the failure.
+      expect(answers.map((a) => a.status), answers.filter((a) => a.status !== 200).map((a) => a.text).join(' | ')).toEqual(Array(20).fill(200));
     } finally {
       // Back (a new process serving, caught up) for the tests after this one.
       await expect.poll(async () => {
