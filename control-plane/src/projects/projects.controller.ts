@@ -87,8 +87,9 @@ export class ProjectsController {
   @Delete(':id')
   async remove(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param() params: unknown) {
     const { id } = validate(IdParam, params, 'path');
-    const caller = await this.callers.operator(request);
+    // The project first: another project's key is 401 here as everywhere (API.md → Credentials); its own key is 403.
     await this.callers.forProject(request, id);
+    const caller = await this.callers.operator(request);
     const outcome = await this.projects.delete(caller, id, wantsAsync(request));
     return this.answer(reply, outcome, 200, () => this.projects.get(id, false));
   }
