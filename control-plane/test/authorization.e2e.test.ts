@@ -191,3 +191,24 @@ describe('an operator taken out of the team', () => {
     expect(listed.body.map((p: { id: string }) => p.id)).not.toContain(project.id);
   });
 });
+
+describe('a deleted account', () => {
+  it('is refused with the token issued before, and makes no team', async () => {
+    const gone = await signUpOperator('Gone');
+    // No route deletes an account (API.md lists none): deleted as an administrator of the platform database would.
+    const db = new pg.Client({ connectionString: inject('databaseUrl') });
+    await db.connect();
+    try {
+      await db.query('delete from accounts where id = $1', [gone.accountId]);
+      const created = await call('POST', '/api/teams', { headers: bearer(gone.token), body: { name: 'ghost team' } });
+      expect(created.status, created.text).toBe(401);
+      expect(created.body.code).toBe('invalid_token');
+      const { rows } = await db.query(`select count(*)::int as n from teams where name = 'ghost team'`);
+      expect(rows[0].n).toBe(0);
+    } finally {
+      await db.end();
+    }
+    expect((await call('GET', '/api/auth/me', { headers: bearer(gone.token) })).status).toBe(401);
+    expect((await call('GET', `${base()}`, { headers: bearer(gone.token) })).status).toBe(404);
+  });
+});

@@ -116,6 +116,8 @@ export class AccountsService {
       await client.query('commit');
     } catch (error) {
       await client.query('rollback');
+      // 23503: the token's account was deleted since it was issued (its token verifies until it expires).
+      if ((error as { code?: string }).code === '23503') throw new ApiError(401, 'invalid_token', 'account no longer exists');
       throw error;
     } finally {
       client.release();
