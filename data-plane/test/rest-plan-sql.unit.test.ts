@@ -208,6 +208,11 @@ describe('sql', () => {
     expect(statement.values).toEqual(['x', '1', '1']);
   });
 
+  it('filters an embedding’s rows by their own !inner embeddings, as the root’s are', () => {
+    const inner = sql('GET', 'authors', 'select=name,posts!author_id(id,editor:authors!editor_id!inner(name))');
+    expect(inner.text).toMatch(/from public\."posts" _t1 where _t1\."author_id" = _t0\."id" and true and exists \(select 1 from public\."authors" (_t\d) where \1\."id" = _t1\."editor_id" and true\)\) _e2/);
+  });
+
   it('asks the planner for count=planned, with the same filters as parameters', () => {
     const statement = sql('GET', 'posts', 'title=eq.x', { headers: { prefer: 'count=planned' } });
     expect(statement.text).toContain('null::bigint as total');

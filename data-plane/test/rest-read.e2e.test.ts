@@ -92,6 +92,18 @@ describe('select', () => {
     expect(inner.body).toEqual([{ name: 'Ada', posts: [{ id: 1 }] }]);
   });
 
+  it('keeps only the embedded rows that have a match of their own !inner embedding, as PostgREST’s inner join at that level', async () => {
+    const answer = await get('authors?select=name,posts(id,comments!inner(body))&order=id&posts.order=id&posts.comments.order=id');
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toEqual([
+      { name: 'Ada', posts: [{ id: 1, comments: [{ body: 'first!' }, { body: 'nice' }] }] },
+      { name: 'Bob', posts: [{ id: 3, comments: [{ body: 'ok' }] }] },
+      { name: 'Cy', posts: [] },
+    ]);
+    const toOne = await get('comments?select=id,posts(id,authors!inner(name))&posts.authors.name=eq.Bob&order=id');
+    expect(toOne.body).toEqual([{ id: 1, posts: null }, { id: 2, posts: null }, { id: 3, posts: { id: 3, authors: { name: 'Bob' } } }]);
+  });
+
   it('uses an empty embedding for filtering only and leaves it out of the answer, in JSON and CSV, as PostgREST 11+', async () => {
     const answer = await get('posts?select=id,authors!inner()&authors.name=eq.Ada&order=id');
     expect(answer.status, answer.text).toBe(200);

@@ -4,7 +4,7 @@
  * trees and ORDER BY. Pure; every value becomes a `$n` parameter.
  */
 import { ident } from '@baseplane/contracts';
-import { answered, outputNames, type PlannedCondition, type PlannedModifiers, type PlannedOrder, type PlannedSelect } from './plan-select';
+import { answered, outputNames, type PlannedCondition, type PlannedEmbed, type PlannedModifiers, type PlannedOrder, type PlannedSelect } from './plan-select';
 import type { CastType } from './cast-type';
 import type { JsonStep } from './grammar';
 import type { ColumnInfo } from './schema-model';
@@ -134,6 +134,22 @@ function embedSource(item: Extract<PlannedSelect, { kind: 'embed' }>, parent: st
   };
 }
 
+/**
+ * Which rows of an embedding belong to the parent row: linked to it, meeting
+ * the embedding's filters, and having a row of each of its own `!inner`
+ * embeddings (as PostgREST's inner join at that level keeps them).
+ */
+function embeddedRowsWhere(item: PlannedEmbed, link: string, child: string, params: Params, aliases: Aliases): string {
+  return [link, whereSql(item.modifiers.where, child, params), ...innerJoinsSql(item.select, child, params, aliases)].join(' and ');
+}
+
+/** `exists (…)`: the parent row has a row of the embedding `item`. */
+function existsSql(item: PlannedEmbed, parent: string, params: Params, aliases: Aliases): string {
+  const child = aliases.take('_t');
+  const source = embedSource(item, parent, child, aliases);
+  return `exists (select 1 from ${source.from} where ${embeddedRowsWhere(item, source.link, child, params, aliases)})`;
+}
+
 /** Select list over `table`; embeddings become correlated subqueries that build their JSON in PostgreSQL. */
 export function selectListSql(items: PlannedSelect[], table: string, params: Params, aliases: Aliases): string {
   return answered(items)
@@ -142,7 +158,7 @@ export function selectListSql(items: PlannedSelect[], table: string, params: Par
       const child = aliases.take('_t');
       const row = aliases.take('_e');
       const source = embedSource(item, table, child, aliases);
-      const where = [source.link, whereSql(item.modifiers.where, child, params)].join(' and ');
+      const where = embeddedRowsWhere(item, source.link, child, params, aliases);
       const inner = `select ${selectListSql(item.select, child, params, aliases)} from ${source.from} where ${where}`;
       if (item.spread && item.many) {
         // A to-many spread, as PostgREST 13's: each column of the embedded rows becomes an array in the parent's row, in their order.
@@ -163,14 +179,7 @@ export function selectListSql(items: PlannedSelect[], table: string, params: Par
 
 /** `exists (…)` for each `!inner` embedding: the parent row needs a matching child. */
 export function innerJoinsSql(items: PlannedSelect[], table: string, params: Params, aliases: Aliases): string[] {
-  return items.flatMap((item) => {
-    if (item.kind !== 'embed' || !item.inner) return [];
-    const child = aliases.take('_t');
-    const source = embedSource(item, table, child, aliases);
-    const nested = innerJoinsSql(item.select, child, params, aliases);
-    const where = [source.link, whereSql(item.modifiers.where, child, params), ...nested].join(' and ');
-    return [`exists (select 1 from ${source.from} where ${where})`];
-  });
+  return items.flatMap((item) => (item.kind === 'embed' && item.inner ? [existsSql(item, table, params, aliases)] : []));
 }
 
 
