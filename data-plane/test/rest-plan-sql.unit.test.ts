@@ -111,6 +111,29 @@ describe('plan', () => {
     expect(statement.text).toContain('from public."tags" _t1 join public."post_tags" _j3 on _j3."tag_id" = _t1."id" where _j3."post_id" = _t0."id"');
   });
 
+  it('reads name=is.null and name=not.is.null on an embedding of the level as filters on the embedding, anywhere in or=/and=; other filters stay on columns', () => {
+    const where = (query: string, target = 'posts') => {
+      const planned = plan('GET', target, query);
+      return planned.kind === 'read' ? planned.modifiers.where : [];
+    };
+    const select = 'select=id,author:authors!posts_author_id_fkey()';
+    expect(where(`${select}&author=not.is.null`)).toMatchObject([{ kind: 'embedded', embed: { alias: 'author' }, negate: false }]);
+    expect(where(`${select}&author=is.null`)).toMatchObject([{ kind: 'embedded', negate: true }]);
+    expect(where(`${select}&author=is.not_null`)).toMatchObject([{ kind: 'embedded', negate: false }]);
+    expect(where(`${select}&or=(author.is.null,id.eq.1)`)).toMatchObject([{ kind: 'logic', children: [{ kind: 'embedded', negate: true }, { kind: 'filter', column: { name: 'id' } }] }]);
+    expect(where('select=name,posts!author_id(id)&posts=not.is.null', 'authors')).toMatchObject([{ kind: 'embedded', embed: { alias: 'posts', many: true } }]);
+    // The embedding must be in select=, under its alias; other operators are column filters.
+    expect(() => where('select=id&author=is.null')).toThrow(expect.objectContaining({ status: 400, code: 'unknown_column', hint: expect.stringMatching(/select=/) }));
+    expect(() => where(`${select}&authors=is.null`)).toThrow(expect.objectContaining({ status: 400, code: 'unknown_column' }));
+    expect(() => where(`${select}&author=eq.1`)).toThrow(expect.objectContaining({ status: 400, code: 'unknown_column' }));
+    // A column keeps its filters when no embedding has its name, and loses is.null to one that has it, as in PostgREST.
+    expect(where('select=id,author:authors!posts_author_id_fkey()&title=is.null')).toMatchObject([{ kind: 'filter', column: { name: 'title' } }]);
+    expect(where('select=id,author_id:authors!posts_author_id_fkey()&author_id=is.null')).toMatchObject([{ kind: 'embedded', embed: { alias: 'author_id' } }]);
+    expect(where('select=id,author_id:authors!posts_author_id_fkey()&author_id=eq.1')).toMatchObject([{ kind: 'filter', column: { name: 'author_id' } }]);
+    // A write's filters are on its columns only.
+    expect(() => plan('DELETE', 'posts', `${select}&author=is.null`)).toThrow(expect.objectContaining({ status: 400, code: 'unknown_column' }));
+  });
+
   it('refuses PATCH and DELETE without a filter', () => {
     expect(() => plan('PATCH', 'posts', '', { body: '{"title":"x"}' })).toThrow(expect.objectContaining({ code: 'filter_required' }));
     expect(() => plan('DELETE', 'posts', 'limit=1')).toThrow(expect.objectContaining({ code: 'filter_required' }));
@@ -206,6 +229,16 @@ describe('sql', () => {
     expect(statement.text).toContain(`(select coalesce(json_agg(_e2), '[]') from (select _t1."id" as "id" from public."posts" _t1 where _t1."author_id" = _t0."id" and _t1."title" = $1) _e2) as "posts"`);
     expect(statement.text).toContain('(select count(*) from public."authors" _t0 where _t0."id" > $3)');
     expect(statement.values).toEqual(['x', '1', '1']);
+  });
+
+  it('filters by an embedding with exists over its rows and their filters, in the page and the count alike, and one level down', () => {
+    const present = sql('GET', 'posts', 'select=id,author:authors!posts_author_id_fkey()&author.name=eq.Ada&author=not.is.null', { headers: { prefer: 'count=exact' } });
+    const exists = 'exists (select 1 from public."authors" _t1 where _t1."id" = _t0."author_id" and _t1."name" = $';
+    expect(present.text).toContain(`from public."posts" _t0 where ${exists}1)`);
+    expect(present.text).toContain(`(select count(*) from public."posts" _t0 where ${exists}2))`);
+    expect(sql('GET', 'posts', 'select=id,author:authors!posts_author_id_fkey()&author=is.null').text).toContain(`where not (exists (select 1 from public."authors" _t1 where _t1."id" = _t0."author_id" and true))`);
+    const nested = sql('GET', 'authors', 'select=name,posts!author_id(id,editor:authors!editor_id(name))&posts.editor=not.is.null');
+    expect(nested.text).toMatch(/from public\."posts" _t1 where _t1\."author_id" = _t0\."id" and exists \(select 1 from public\."authors" (_t\d) where \1\."id" = _t1\."editor_id" and true\)\) _e2/);
   });
 
   it('filters an embedding’s rows by their own !inner embeddings, as the root’s are', () => {

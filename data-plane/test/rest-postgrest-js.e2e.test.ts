@@ -35,6 +35,14 @@ describe('select', () => {
     expect(reverse.data).toEqual([{ name: 'Ada', posts: [{ id: 2 }] }]);
   });
 
+  it('filters by an embedding’s presence with not(…, is, null) and is(…, null), as postgrest-js writes them', async () => {
+    const present = await anon.from('posts').select('id, author:authors(name)').not('author', 'is', null).order('id');
+    expect(present.error).toBeNull();
+    expect(present.data).toEqual([{ id: 1, author: { name: 'Ada' } }, { id: 2, author: { name: 'Ada' } }, { id: 3, author: { name: 'Bob' } }]);
+    const absent = await anon.from('authors').select('name, posts()').is('posts', null);
+    expect(absent.data).toEqual([{ name: 'Cy' }]);
+  });
+
   it('filters with every operator of the specification and not/or', async () => {
     const q = () => anon.from('posts').select('id').order('id');
     expect(ids((await q().eq('id', 2)).data)).toEqual([2]);

@@ -374,6 +374,34 @@ describe('order, paging, counts', () => {
   });
 });
 
+describe('filtering on embeddings (PostgREST 11+)', () => {
+  it('keeps the rows whose embedding has a row with embedding=not.is.null, those with none with is.null, to-one and to-many, by alias, in or=, nested, counted', async () => {
+    const present = await get('posts?select=id,authors(name)&authors=not.is.null&order=id');
+    expect(present.status, present.text).toBe(200);
+    expect(present.body).toEqual([{ id: 1, authors: { name: 'Ada' } }, { id: 2, authors: { name: 'Ada' } }, { id: 3, authors: { name: 'Bob' } }]);
+    expect((await get('posts?select=id,authors(name)&authors=is.null')).body).toEqual([{ id: 4, authors: null }]);
+    // After the embedding's own filters: not.is.null is !inner, is.null its opposite (an anti-join).
+    const bob = await get('posts?select=id,authors(name)&authors.name=eq.Bob&authors=not.is.null');
+    expect(bob.body).toEqual([{ id: 3, authors: { name: 'Bob' } }]);
+    expect((await get('posts?select=id,authors!inner(name)&authors.name=eq.Bob')).body).toEqual(bob.body);
+    expect((await get('posts?select=id,authors()&authors.name=eq.Bob&authors=is.null&order=id')).body).toEqual([{ id: 1 }, { id: 2 }, { id: 4 }]);
+    // !inner and is.null together leave nothing, as in PostgREST.
+    expect((await get('posts?select=id,authors!inner(name)&authors=is.null')).body).toEqual([]);
+    // To-many: at least one row, or none; by the alias select= gives it.
+    expect((await get('authors?select=name,posts()&posts=not.is.null&order=id')).body).toEqual([{ name: 'Ada' }, { name: 'Bob' }]);
+    expect((await get('authors?select=name,writes:posts(id)&writes=is.null')).body).toEqual([{ name: 'Cy', writes: [] }]);
+    // Across embeddings in or=, and one level down.
+    expect(ids((await get('posts?select=id,authors(),comments()&authors.name=eq.Bob&or=(authors.not.is.null,comments.not.is.null)&order=id')).body)).toEqual([1, 3]);
+    const nested = await get('authors?select=name,posts(id,comments())&posts.comments=not.is.null&posts=not.is.null&order=id');
+    expect(nested.body).toEqual([{ name: 'Ada', posts: [{ id: 1 }] }, { name: 'Bob', posts: [{ id: 3 }] }]);
+    const counted = await get('posts?select=id,authors()&authors=is.null', { prefer: 'count=exact' });
+    expect(counted.headers.get('content-range')).toBe('0-0/1');
+    const planned = await get('posts?select=id,authors()&authors=not.is.null', { prefer: 'count=planned' });
+    expect(planned.status, planned.text).toBeLessThan(300);
+    expect(ids(planned.body).sort()).toEqual([1, 2, 3]);
+  });
+});
+
 describe('media types', () => {
   it('answers one object for application/vnd.pgrst.object+json, else 406', async () => {
     const one = await get('posts?select=id,title&id=eq.1', { accept: 'application/vnd.pgrst.object+json' });
@@ -476,6 +504,7 @@ describe('refusals', () => {
     { name: 'an unknown operator is 400', method: 'GET', url: '/rest/v1/posts?id=foo.1', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter'] },
     { name: 'a filter without operator is 400', method: 'GET', url: '/rest/v1/posts?id=1', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter'] },
     { name: 'an unrelated embedding is 400', method: 'GET', url: '/rest/v1/authors?select=comments(*)', headers: () => p.anon, expectedStatus: 400, expectedContent: ['unknown_relation'] },
+    { name: 'a null filter on an embedding not in select is 400', method: 'GET', url: '/rest/v1/posts?select=id&authors=not.is.null', headers: () => p.anon, expectedStatus: 400, expectedContent: ['unknown_column', 'select='] },
     { name: 'a cast to a type that does not exist is 400 42704', method: 'GET', url: '/rest/v1/posts?select=id::nosuchtype', headers: () => p.anon, expectedStatus: 400, expectedContent: ['42704'] },
     { name: 'a cast outside the type-name grammar is 400', method: 'GET', url: '/rest/v1/posts?select=id::int%20or%20true', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter'] },
     { name: 'a modifier on a type that takes none is 400', method: 'GET', url: '/rest/v1/posts?select=id::int(5)', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter'] },

@@ -52,7 +52,13 @@ export function outputNames(items: PlannedSelect[]): string[] {
 
 export type PlannedCondition =
   | { kind: 'filter'; column: ColumnInfo; json?: JsonStep[]; negate: boolean; op: import('./grammar').Operator; value: string | string[]; language?: string; quantifier?: 'any' | 'all' }
-  | { kind: 'logic'; op: 'and' | 'or'; negate: boolean; children: PlannedCondition[] };
+  | { kind: 'logic'; op: 'and' | 'or'; negate: boolean; children: PlannedCondition[] }
+  /**
+   * `embedding=not.is.null`: the row has a row of that embedding (after the
+   * embedding's own filters), as `!inner` would keep it; negated, `is.null`,
+   * it has none (PostgREST 11+).
+   */
+  | { kind: 'embedded'; embed: PlannedEmbed; negate: boolean };
 
 export interface PlannedOrder {
   column: ColumnInfo;
@@ -82,10 +88,33 @@ function columnRef(source: Source, name: string, json: JsonStep[] | undefined): 
   return { column: found, json };
 }
 
-/** Resolves a filter tree against `source`. */
-export function planConditions(source: Source, conditions: Condition[]): PlannedCondition[] {
+/**
+ * The embedding of this level's `select=` that a null filter names: by the
+ * alias `select=` gives it, else its relation's name, as PostgREST matches
+ * them (`writer:authors(*)` is `writer`, not `authors`).
+ */
+function embeddingNamed(select: PlannedSelect[], name: string): PlannedEmbed | undefined {
+  return select.find((item): item is PlannedEmbed => item.kind === 'embed' && item.alias === name);
+}
+
+/**
+ * Resolves a filter tree against `source`. With `select` (a read's level),
+ * `name=is.null` and `name=not.is.null` on one of its embeddings filter by
+ * the embedding, even where a column has that name too (as PostgREST's
+ * addNullEmbedFilters does); every other filter is on a column.
+ */
+export function planConditions(source: Source, conditions: Condition[], select?: PlannedSelect[]): PlannedCondition[] {
   return conditions.map((condition): PlannedCondition => {
-    if (condition.kind === 'logic') return { kind: 'logic', op: condition.op, negate: condition.negate, children: planConditions(source, condition.children) };
+    if (condition.kind === 'logic') return { kind: 'logic', op: condition.op, negate: condition.negate, children: planConditions(source, condition.children, select) };
+    const test = nullTest(condition);
+    if (select && test) {
+      const embed = embeddingNamed(select, condition.column);
+      // is.null (and not.is.not_null) asks for no row, the negation of "has a row"; not.is.null and is.not_null ask for one.
+      if (embed) return { kind: 'embedded', embed, negate: condition.negate === (test === 'not_null') };
+      if (!source.columnsByName.has(condition.column)) {
+        throw unknownColumn(condition.column, source.name, `to filter by an embedding, name it in select= as ${condition.column}(…) (by its alias, when it has one)`);
+      }
+    }
     if (condition.language !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(condition.language)) {
       throw invalidFilter(`unknown text search configuration "${condition.language}"`);
     }
@@ -96,15 +125,26 @@ export function planConditions(source: Source, conditions: Condition[]): Planned
   });
 }
 
+/** `is.null` or `is.not_null` on a bare name (no JSON path): what a filter on an embedding may be. */
+function nullTest(condition: Extract<Condition, { kind: 'filter' }>): 'null' | 'not_null' | undefined {
+  if (condition.op !== 'is' || condition.json || typeof condition.value !== 'string') return undefined;
+  const word = condition.value.toLowerCase();
+  return word === 'null' || word === 'not_null' ? word : undefined;
+}
+
 export function planOrder(source: Source, order: OrderTerm[]): PlannedOrder[] {
   return order.map((term) => ({ ...columnRef(source, term.column, term.json), direction: term.direction, nulls: term.nulls }));
 }
 
-/** Plans the modifiers stored at `path` against `source`. */
-export function planModifiers(source: Source, modifiers: Map<string, Modifiers>, path: string): PlannedModifiers {
+/**
+ * Plans the modifiers stored at `path` against `source`; `select` is the
+ * level's planned `select=` on a read, whose embeddings its filters may
+ * name (a write's filters are on its table's columns only, as in PostgREST).
+ */
+export function planModifiers(source: Source, modifiers: Map<string, Modifiers>, path: string, select?: PlannedSelect[]): PlannedModifiers {
   const m = modifiers.get(path);
   if (!m) return { where: [], order: [] };
-  const planned: PlannedModifiers = { where: planConditions(source, m.where), order: planOrder(source, m.order) };
+  const planned: PlannedModifiers = { where: planConditions(source, m.where, select), order: planOrder(source, m.order) };
   if (m.limit !== undefined) planned.limit = m.limit;
   if (m.offset !== undefined) planned.offset = m.offset;
   return planned;
@@ -232,6 +272,7 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
     const { target, link } = embeddingOf(snapshot, source, item);
     const alias = item.alias ?? item.relation;
     const childPath = embedPath(path, alias);
+    const select = planSelect(snapshot, target, item.children, modifiers, childPath);
     planned.push({
       kind: 'embed',
       alias,
@@ -242,8 +283,8 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
       inner: item.inner,
       ...(item.spread ? { spread: true } : {}),
       ...(item.children.length === 0 ? { filterOnly: true } : {}),
-      select: planSelect(snapshot, target, item.children, modifiers, childPath),
-      modifiers: planModifiers(target, modifiers, childPath),
+      select,
+      modifiers: planModifiers(target, modifiers, childPath, select),
     });
   }
   return planned;

@@ -142,7 +142,7 @@ export function planRequest(request: ApiRequest, snapshot: SchemaSnapshot, limit
       const relation = relationOf(snapshot, request.target);
       const select = planSelect(snapshot, relation, request.select, request.modifiers, '');
       checkModifierPaths(request.modifiers, select);
-      const plan: ReadPlan = { kind: 'read', ...base(request), relation, select, modifiers: capped(planModifiers(relation, request.modifiers, ''), limits.maxRows) };
+      const plan: ReadPlan = { kind: 'read', ...base(request), relation, select, modifiers: capped(planModifiers(relation, request.modifiers, '', select), limits.maxRows) };
       if (limits.maxRows !== undefined) plan.maxRows = limits.maxRows;
       return plan;
     }
@@ -283,7 +283,7 @@ function planRpc(request: ApiRequest, snapshot: SchemaSnapshot): RpcPlan {
     const root = request.modifiers.get('')!;
     for (const [key, value] of filters) root.where.push(parseFilter(key, value));
     plan.select = planSelect(snapshot, source, request.select, request.modifiers, '');
-    plan.modifiers = planModifiers(source, request.modifiers, '');
+    plan.modifiers = planModifiers(source, request.modifiers, '', plan.select);
   } else if (filters.length > 0) {
     throw unknownFunction(request.target);
   } else if (fn.returnsSet) {

@@ -20,8 +20,8 @@ export class UnknownNameError extends ApiError {
 
 export const unknownTable = (name: string) =>
   new UnknownNameError(404, '42P01', `relation "public.${name}" does not exist`, 'only tables and views of schema public are served');
-export const unknownColumn = (column: string, table: string) =>
-  new UnknownNameError(400, 'unknown_column', `column "${column}" of relation "${table}" does not exist`);
+export const unknownColumn = (column: string, table: string, hint: string | null = null) =>
+  new UnknownNameError(400, 'unknown_column', `column "${column}" of relation "${table}" does not exist`, hint);
 export const unknownRelationship = (from: string, to: string) =>
   new UnknownNameError(400, 'unknown_relation', `could not find a relationship between "${from}" and "${to}"`, 'embedding follows foreign keys in either direction');
 export const unknownFunction = (name: string) =>

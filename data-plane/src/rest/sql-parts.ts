@@ -96,11 +96,17 @@ function filterSql(condition: Extract<PlannedCondition, { kind: 'filter' }>, tab
   }
 }
 
-/** A WHERE tree over `table`; `'true'` when empty. */
-export function whereSql(conditions: PlannedCondition[], table: string, params: Params, joiner: 'and' | 'or' = 'and'): string {
+/**
+ * A WHERE tree over `table`; `'true'` when empty. `aliases` are the
+ * statement's: a filter on an embedding reads it in a subquery of its own.
+ */
+export function whereSql(conditions: PlannedCondition[], table: string, params: Params, aliases: Aliases, joiner: 'and' | 'or' = 'and'): string {
   if (conditions.length === 0) return joiner === 'and' ? 'true' : 'false';
   const parts = conditions.map((c) => {
-    const sql = c.kind === 'filter' ? filterSql(c, table, params) : `(${whereSql(c.children, table, params, c.op)})`;
+    const sql =
+      c.kind === 'filter' ? filterSql(c, table, params)
+        : c.kind === 'embedded' ? existsSql(c.embed, table, params, aliases)
+          : `(${whereSql(c.children, table, params, aliases, c.op)})`;
     return c.negate ? `not (${sql})` : sql;
   });
   return parts.length === 1 ? parts[0]! : parts.map((p) => `(${p})`).join(` ${joiner} `);
@@ -140,7 +146,7 @@ function embedSource(item: Extract<PlannedSelect, { kind: 'embed' }>, parent: st
  * embeddings (as PostgREST's inner join at that level keeps them).
  */
 function embeddedRowsWhere(item: PlannedEmbed, link: string, child: string, params: Params, aliases: Aliases): string {
-  return [link, whereSql(item.modifiers.where, child, params), ...innerJoinsSql(item.select, child, params, aliases)].join(' and ');
+  return [link, whereSql(item.modifiers.where, child, params, aliases), ...innerJoinsSql(item.select, child, params, aliases)].join(' and ');
 }
 
 /** `exists (…)`: the parent row has a row of the embedding `item`. */

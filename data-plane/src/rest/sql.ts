@@ -64,7 +64,7 @@ function readSql(plan: ReadPlan): Statement {
   const from = `${qualified(plan.relation.name)} ${t}`;
   const list = selectListSql(plan.select, t, params, aliases);
   /** The rows' condition (filters and inner embeddings) with its values in `into`; the page's shares its aliases. */
-  const whereIn = (into: Params, named = new Aliases()) => [whereSql(plan.modifiers.where, t, into), ...innerJoinsSql(plan.select, t, into, named)].join(' and ');
+  const whereIn = (into: Params, named = new Aliases()) => [whereSql(plan.modifiers.where, t, into, named), ...innerJoinsSql(plan.select, t, into, named)].join(' and ');
   const where = whereIn(params, aliases);
   const page = `select ${list} from ${from} where ${where}${orderSql(plan.modifiers.order, t, params)}${pageSql(plan.modifiers, params)}`;
   let total = 'null::bigint';
@@ -131,7 +131,7 @@ function insertOf(plan: InsertPlan, columnsToInsert: InsertPlan['columns'], rows
         ? ` on conflict (${target}) do nothing`
         : ` on conflict (${target}) do update set ${updates.map((c) => `${ident(c.name)} = excluded.${ident(c.name)}`).join(', ')}`;
   }
-  const where = plan.keyFilters ? ` where ${whereSql(plan.keyFilters, '_r', params)}` : '';
+  const where = plan.keyFilters ? ` where ${whereSql(plan.keyFilters, '_r', params, new Aliases())}` : '';
   const returning = countsInserted(plan) ? 'returning *, xmax = 0 as pgrst_inserted' : 'returning *';
   return columnsToInsert.length === 0
     ? `insert into ${table} select from ${rows}${where}${conflict} ${returning}`
@@ -177,10 +177,11 @@ function insertSql(plan: InsertPlan): Statement {
  * only the first rows they match, picked by ctid (tables only, as PostgREST).
  */
 function mutationWhereSql(plan: UpdatePlan | DeletePlan, table: string, t: string, params: Params): string {
-  const where = whereSql(plan.modifiers.where, t, params);
+  // A write's filters name its table's columns only (no embedding): there are no subqueries to alias.
+  const where = whereSql(plan.modifiers.where, t, params, new Aliases());
   if (plan.modifiers.limit === undefined && (plan.modifiers.offset ?? 0) === 0) return where;
   const l = '_l0';
-  const chosen = `select ${l}.ctid from ${table} ${l} where ${whereSql(plan.modifiers.where, l, params)}${orderSql(plan.modifiers.order, l, params)}${pageSql(plan.modifiers, params)}`;
+  const chosen = `select ${l}.ctid from ${table} ${l} where ${whereSql(plan.modifiers.where, l, params, new Aliases())}${orderSql(plan.modifiers.order, l, params)}${pageSql(plan.modifiers, params)}`;
   return `${where} and ${t}.ctid = any(array(${chosen}))`;
 }
 
@@ -246,7 +247,7 @@ function rpcSql(plan: RpcPlan): Statement {
     const t = '_t0';
     const aliases = new Aliases();
     if (counted) {
-      const source = `pgrst_source as (select ${t}.* from ${before}${call} ${t} where ${whereSql(plan.modifiers.where, t, params)})`;
+      const source = `pgrst_source as (select ${t}.* from ${before}${call} ${t} where ${whereSql(plan.modifiers.where, t, params, aliases)})`;
       const list = selectListSql(plan.select, t, params, aliases);
       const page = `select ${list} from pgrst_source ${t}${orderSql(plan.modifiers.order, t, params)}${pageSql(plan.modifiers, params)}`;
       return {
@@ -255,7 +256,7 @@ function rpcSql(plan: RpcPlan): Statement {
       };
     }
     const list = selectListSql(plan.select, t, params, aliases);
-    const where = whereSql(plan.modifiers.where, t, params);
+    const where = whereSql(plan.modifiers.where, t, params, aliases);
     const page = `select ${list} from ${before}${call} ${t} where ${where}${orderSql(plan.modifiers.order, t, params)}${pageSql(plan.modifiers, params)}`;
     if (!plan.fn.returnsSet) {
       // One row: answered as an object, as PostgREST does for a function returning a single composite.
