@@ -127,6 +127,22 @@ describe('filters and logic', () => {
     ]);
     expect(() => parseOrder('a.sideways')).toThrow();
   });
+
+  it('reads related order terms, embedding(column), by an embedding’s name or alias, with a JSON path and quoted names (PostgREST 11)', () => {
+    expect(parseOrder('authors(name).desc.nullslast,id')).toEqual([
+      { relation: 'authors', column: 'name', direction: 'desc', nulls: 'last' },
+      { column: 'id', direction: 'asc' },
+    ]);
+    expect(parseOrder('writer(meta->"a.b")')).toEqual([{ relation: 'writer', column: 'meta', json: [{ op: '->', key: 'a.b' }], direction: 'asc' }]);
+    expect(parseOrder('"Odd Parent"("first name").nullsfirst')).toEqual([{ relation: 'Odd Parent', column: 'first name', direction: 'asc', nulls: 'first' }]);
+    expect(parseOrder('"a(b)".desc')).toEqual([{ column: 'a(b)', direction: 'desc' }]);
+    const request = parseRequest(raw('select=id,posts(id,authors(name))&order=authors(name)&posts.order=authors(name).desc'));
+    expect(request.modifiers.get('')!.order).toEqual([{ relation: 'authors', column: 'name', direction: 'asc' }]);
+    expect(request.modifiers.get('posts')!.order).toEqual([{ relation: 'authors', column: 'name', direction: 'desc' }]);
+    for (const bad of ['authors(name', 'authors(name)desc', 'authors(name,id)', 'authors()', '(name)', 'authors(name).up', 'a b(name)']) {
+      expect(() => parseOrder(bad), bad).toThrow(expect.objectContaining({ status: 400, code: 'invalid_filter' }));
+    }
+  });
 });
 
 describe('requests', () => {

@@ -111,6 +111,29 @@ describe('plan', () => {
     expect(statement.text).toContain('from public."tags" _t1 join public."post_tags" _j3 on _j3."tag_id" = _t1."id" where _j3."post_id" = _t0."id"');
   });
 
+  it('orders by a column of a to-one embedding named as select= names it, and refuses one not embedded or to-many (PostgREST 11’s related order)', () => {
+    const ordered = plan('GET', 'posts', 'select=id,author:authors!posts_author_id_fkey(name)&order=author(name).desc.nullslast,id');
+    expect(ordered.kind === 'read' && ordered.modifiers.order).toMatchObject([
+      { embed: { alias: 'author', many: false }, column: { name: 'name' }, direction: 'desc', nulls: 'last' },
+      { column: { name: 'id' }, direction: 'asc' },
+    ]);
+    // Any column of the embedded table, selected or not; a filter-only embedding will do.
+    expect(() => plan('GET', 'posts', 'select=id,authors!posts_author_id_fkey()&order=authors(id)')).not.toThrow();
+    const notEmbedded = { status: 400, code: 'invalid_filter', message: '"authors" is not an embedded resource in this request' };
+    expect(() => plan('GET', 'posts', 'select=id,author:authors!posts_author_id_fkey(name)&order=authors(name)')).toThrow(expect.objectContaining(notEmbedded));
+    expect(() => plan('GET', 'posts', 'select=id&order=authors(name)')).toThrow(expect.objectContaining(notEmbedded));
+    expect(() => plan('GET', 'posts', 'select=id,author:authors!posts_author_id_fkey(name)&order=author(nope)')).toThrow(expect.objectContaining({ status: 400, code: 'unknown_column' }));
+    expect(() => plan('GET', 'authors', 'select=name,writes:posts!author_id(id)&order=writes(id)')).toThrow(
+      expect.objectContaining({ status: 400, code: 'invalid_filter', message: 'A related order on "writes" is not possible', details: '"authors" and "writes" do not form a many-to-one or one-to-one relationship' }),
+    );
+    // In an embedding, by that level's embeddings.
+    const nested = plan('GET', 'authors', 'select=name,posts!author_id(id,editor:authors!editor_id(name))&posts.order=editor(name)');
+    expect(nested.kind === 'read' && nested.select[1]).toMatchObject({ modifiers: { order: [{ embed: { alias: 'editor' }, column: { name: 'name' } }] } });
+    expect(() => plan('GET', 'authors', 'select=name,posts!author_id(id)&posts.order=editor(name)')).toThrow(expect.objectContaining({ ...notEmbedded, message: '"editor" is not an embedded resource in this request' }));
+    // A write is ordered by its own columns, as its filters are.
+    expect(() => plan('PATCH', 'posts', 'select=id,author:authors!posts_author_id_fkey(name)&id=gt.0&order=author(name)&limit=1', { body: '{"title":"x"}' })).toThrow(expect.objectContaining({ status: 400, code: 'invalid_filter' }));
+  });
+
   it('reads name=is.null and name=not.is.null on an embedding of the level as filters on the embedding, anywhere in or=/and=; other filters stay on columns', () => {
     const where = (query: string, target = 'posts') => {
       const planned = plan('GET', target, query);
@@ -229,6 +252,12 @@ describe('sql', () => {
     expect(statement.text).toContain(`(select coalesce(json_agg(_e2), '[]') from (select _t1."id" as "id" from public."posts" _t1 where _t1."author_id" = _t0."id" and _t1."title" = $1) _e2) as "posts"`);
     expect(statement.text).toContain('(select count(*) from public."authors" _t0 where _t0."id" > $3)');
     expect(statement.values).toEqual(['x', '1', '1']);
+  });
+
+  it('orders by a to-one embedding’s column, read from its row with the embedding’s filters', () => {
+    const ordered = sql('GET', 'posts', 'select=id,author:authors!posts_author_id_fkey(name)&author.name=neq.x&order=author(name).desc.nullslast,id');
+    expect(ordered.text).toMatch(/ order by \(select (_t\d)\."name" from public\."authors" \1 where \1\."id" = _t0\."author_id" and \1\."name" <> \$\d limit 1\) desc nulls last, _t0\."id" asc\) _s$/);
+    expect(ordered.values).toEqual(['x', 'x']);
   });
 
   it('filters by an embedding with exists over its rows and their filters, in the page and the count alike, and one level down', () => {

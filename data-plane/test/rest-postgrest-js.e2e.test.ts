@@ -35,6 +35,16 @@ describe('select', () => {
     expect(reverse.data).toEqual([{ name: 'Ada', posts: [{ id: 2 }] }]);
   });
 
+  it('orders by a to-one embedding’s column with order("embedding(column)"), and refuses a to-many one', async () => {
+    const ordered = await anon.from('posts').select('id, authors(name)').order('authors(name)', { ascending: false, nullsFirst: false }).order('id');
+    expect(ordered.error).toBeNull();
+    expect(ids(ordered.data)).toEqual([3, 1, 2, 4]);
+    const toMany = await anon.from('authors').select('name, posts(id)').order('posts(id)');
+    expect(toMany.data).toBeNull();
+    expect(toMany.error).toMatchObject({ code: 'invalid_filter', message: 'A related order on "posts" is not possible' });
+    expect(toMany.status).toBe(400);
+  });
+
   it('filters by an embedding’s presence with not(…, is, null) and is(…, null), as postgrest-js writes them', async () => {
     const present = await anon.from('posts').select('id, author:authors(name)').not('author', 'is', null).order('id');
     expect(present.error).toBeNull();

@@ -374,7 +374,45 @@ describe('order, paging, counts', () => {
   });
 });
 
-describe('filtering on embeddings (PostgREST 11+)', () => {
+describe('ordering by and filtering on embeddings (PostgREST 11+)', () => {
+  it('orders by a column of a to-one embedding, by its name or alias, nulls placed, with the embedding’s filters, a JSON path, and counts', async () => {
+    const byName = await get('posts?select=id,authors(name)&order=authors(name).desc.nullslast,id');
+    expect(byName.status, byName.text).toBe(200);
+    expect(byName.body).toEqual([
+      { id: 3, authors: { name: 'Bob' } },
+      { id: 1, authors: { name: 'Ada' } },
+      { id: 2, authors: { name: 'Ada' } },
+      { id: 4, authors: null },
+    ]);
+    expect(ids((await get('posts?select=id,authors(name)&order=authors(name).nullsfirst,id')).body)).toEqual([4, 1, 2, 3]);
+    // By the alias select= gives it; a column it does not select, of an embedding that selects none.
+    expect(ids((await get('posts?select=id,writer:authors(name)&order=writer(name).desc,id')).body)).toEqual([4, 3, 1, 2]);
+    expect((await get('posts?select=id,authors()&order=authors(email).desc.nullslast,id')).body).toEqual([{ id: 3 }, { id: 1 }, { id: 2 }, { id: 4 }]);
+    // The embedding's filters make it null where the answer shows null, and order it so.
+    const filtered = await get('posts?select=id,authors(name)&authors.name=eq.Ada&order=authors(name).nullsfirst,id');
+    expect(filtered.body).toEqual([{ id: 3, authors: null }, { id: 4, authors: null }, { id: 1, authors: { name: 'Ada' } }, { id: 2, authors: { name: 'Ada' } }]);
+    const json = await get('comments?select=id,posts(title)&order=posts(meta->>lang).desc.nullslast,id');
+    expect(ids(json.body)).toEqual([3, 1, 2]);
+    const counted = await get('posts?select=id,authors(name)&order=authors(name).desc.nullslast&limit=2', { prefer: 'count=exact' });
+    expect(counted.status, counted.text).toBe(206);
+    expect(ids(counted.body)).toEqual([3, 1]);
+    expect(counted.headers.get('content-range')).toBe('0-1/4');
+  });
+
+  it('orders an embedding’s rows by a column of their own to-one embedding', async () => {
+    await sql(p, `
+      create table reviews (id int primary key, post_id bigint references posts (id), reviewer_id bigint references authors (id), stars int);
+      create policy "read" on reviews for select using (true);
+      insert into reviews values (1, 1, 1, 3), (2, 1, 3, 5), (3, 1, 2, 4), (4, 3, null, 1);
+    `);
+    const answer = await get('posts?select=id,reviews(stars,reviewer:authors(name))&id=in.(1,3)&order=id&reviews.order=reviewer(name).desc.nullsfirst');
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toEqual([
+      { id: 1, reviews: [{ stars: 5, reviewer: { name: 'Cy' } }, { stars: 4, reviewer: { name: 'Bob' } }, { stars: 3, reviewer: { name: 'Ada' } }] },
+      { id: 3, reviews: [{ stars: 1, reviewer: null }] },
+    ]);
+  });
+
   it('keeps the rows whose embedding has a row with embedding=not.is.null, those with none with is.null, to-one and to-many, by alias, in or=, nested, counted', async () => {
     const present = await get('posts?select=id,authors(name)&authors=not.is.null&order=id');
     expect(present.status, present.text).toBe(200);
@@ -504,6 +542,10 @@ describe('refusals', () => {
     { name: 'an unknown operator is 400', method: 'GET', url: '/rest/v1/posts?id=foo.1', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter'] },
     { name: 'a filter without operator is 400', method: 'GET', url: '/rest/v1/posts?id=1', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter'] },
     { name: 'an unrelated embedding is 400', method: 'GET', url: '/rest/v1/authors?select=comments(*)', headers: () => p.anon, expectedStatus: 400, expectedContent: ['unknown_relation'] },
+    { name: 'a related order on an embedding not in select is 400', method: 'GET', url: '/rest/v1/posts?select=id,writer:authors(name)&order=authors(name)', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter', 'not an embedded resource'] },
+    { name: 'a related order on a to-many embedding is 400', method: 'GET', url: '/rest/v1/authors?select=name,posts(id)&order=posts(id)', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter', 'A related order on \\"posts\\" is not possible'] },
+    { name: 'a related order on an unknown column of the embedding is 400', method: 'GET', url: '/rest/v1/posts?select=id,authors(name)&order=authors(nope)', headers: () => p.anon, expectedStatus: 400, expectedContent: ['unknown_column'] },
+    { name: 'a malformed related order is 400', method: 'GET', url: '/rest/v1/posts?select=id,authors(name)&order=authors(name', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter'] },
     { name: 'a null filter on an embedding not in select is 400', method: 'GET', url: '/rest/v1/posts?select=id&authors=not.is.null', headers: () => p.anon, expectedStatus: 400, expectedContent: ['unknown_column', 'select='] },
     { name: 'a cast to a type that does not exist is 400 42704', method: 'GET', url: '/rest/v1/posts?select=id::nosuchtype', headers: () => p.anon, expectedStatus: 400, expectedContent: ['42704'] },
     { name: 'a cast outside the type-name grammar is 400', method: 'GET', url: '/rest/v1/posts?select=id::int%20or%20true', headers: () => p.anon, expectedStatus: 400, expectedContent: ['invalid_filter'] },

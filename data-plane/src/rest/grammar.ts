@@ -102,6 +102,12 @@ export interface LogicCondition {
 export type Condition = FilterCondition | LogicCondition;
 
 export interface OrderTerm {
+  /**
+   * `embedding(column)`: the parent rows ordered by a column of a to-one
+   * embedding of the same level, named by its alias as `select=` gives it
+   * (PostgREST 11's related order).
+   */
+  relation?: string;
   column: string;
   json?: JsonStep[];
   direction: 'asc' | 'desc';
@@ -315,15 +321,16 @@ export function parseLogic(op: 'and' | 'or', negate: boolean, text: string, dept
 
 // ---------------------------------------------------------------- order
 
-/** Parses `order=a.desc.nullslast,b`. */
+/** Parses `order=a.desc.nullslast,b,embedding(c).desc`. */
 export function parseOrder(text: string): OrderTerm[] {
   return splitTopLevel(text).map((part) => {
-    const pieces = splitOutsideQuotes(part.trim(), '.');
-    const column = pieces[0];
+    const { relation, column, modifiers } = orderField(part.trim(), text);
     if (!column) throw invalidFilter(`order=${text}: empty column`);
     const { name, json } = withJson(splitJsonPath(column));
-    const term: OrderTerm = json ? { column: name, json, direction: 'asc' } : { column: name, direction: 'asc' };
-    for (const piece of pieces.slice(1)) {
+    const term: OrderTerm = { column: name, direction: 'asc' };
+    if (relation !== undefined) term.relation = relation;
+    if (json) term.json = json;
+    for (const piece of modifiers) {
       if (piece === 'asc' || piece === 'desc') term.direction = piece;
       else if (piece === 'nullsfirst') term.nulls = 'first';
       else if (piece === 'nullslast') term.nulls = 'last';
@@ -331,4 +338,25 @@ export function parseOrder(text: string): OrderTerm[] {
     }
     return term;
   });
+}
+
+/**
+ * One term of `order=` split into its field and its modifiers: `col.desc`, or
+ * `embedding(col).desc`, whose parentheses are read before the dots so that a
+ * JSON path inside them (`embedding(doc->"a.b")`) keeps its own.
+ */
+function orderField(part: string, text: string): { relation?: string; column: string; modifiers: string[] } {
+  const open = indexOutsideQuotes(part, (i) => part[i] === '(');
+  if (open < 0) {
+    const [column = '', ...modifiers] = splitOutsideQuotes(part, '.');
+    return { column, modifiers };
+  }
+  const close = indexOutsideQuotes(part, (i) => part[i] === ')', open);
+  const relation = nameOf(part.slice(0, open));
+  const rest = close < 0 ? '' : part.slice(close + 1);
+  if (relation === undefined || close < 0 || (rest !== '' && !rest.startsWith('.'))) throw invalidFilter(`order=${text}: "${part}" is not a column nor embedding(column)`);
+  const column = part.slice(open + 1, close).trim();
+  // PostgREST's related order takes one column of the embedding.
+  if (indexOutsideQuotes(column, (i) => column[i] === ',' || column[i] === '(') >= 0) throw invalidFilter(`order=${text}: "${part}" names more than one column; order by one column of an embedding per term`);
+  return { relation, column, modifiers: rest === '' ? [] : splitOutsideQuotes(rest.slice(1), '.') };
 }

@@ -1,13 +1,14 @@
 /**
  * Planning of what a request reads: `select=` items resolved to columns and
  * embeddings (foreign keys in either direction), and filters and order
- * resolved to known columns. Every name leaves here checked against the
- * schema cache; nothing unknown reaches the SQL builder.
+ * resolved to known columns or to embeddings of their level. Every name
+ * leaves here checked against the schema cache; nothing unknown reaches the
+ * SQL builder.
  */
 import { parseCastType, type CastType } from './cast-type';
 import { embedPath, type Condition, type JsonStep, type OrderTerm, type SelectItem } from './grammar';
 import type { Modifiers } from './parse';
-import { ambiguousEmbedding, invalidFilter, unknownColumn, unknownRelationship } from './rest-errors';
+import { ambiguousEmbedding, invalidFilter, notEmbedded, relatedOrderNotToOne, unknownColumn, unknownRelationship } from './rest-errors';
 import type { ColumnInfo, ForeignKeyInfo, RelationInfo, SchemaSnapshot } from './schema-model';
 
 /** Something rows can be read from: a relation, or the result of a function. */
@@ -61,6 +62,8 @@ export type PlannedCondition =
   | { kind: 'embedded'; embed: PlannedEmbed; negate: boolean };
 
 export interface PlannedOrder {
+  /** A related order: `column` is the to-one embedding's, read from the row the answer embeds (null when none). */
+  embed?: PlannedEmbed;
   column: ColumnInfo;
   json?: JsonStep[];
   direction: 'asc' | 'desc';
@@ -89,9 +92,9 @@ function columnRef(source: Source, name: string, json: JsonStep[] | undefined): 
 }
 
 /**
- * The embedding of this level's `select=` that a null filter names: by the
- * alias `select=` gives it, else its relation's name, as PostgREST matches
- * them (`writer:authors(*)` is `writer`, not `authors`).
+ * The embedding of this level's `select=` that a related order or a null
+ * filter names: by the alias `select=` gives it, else its relation's name,
+ * as PostgREST matches them (`writer:authors(*)` is `writer`, not `authors`).
  */
 function embeddingNamed(select: PlannedSelect[], name: string): PlannedEmbed | undefined {
   return select.find((item): item is PlannedEmbed => item.kind === 'embed' && item.alias === name);
@@ -132,19 +135,32 @@ function nullTest(condition: Extract<Condition, { kind: 'filter' }>): 'null' | '
   return word === 'null' || word === 'not_null' ? word : undefined;
 }
 
-export function planOrder(source: Source, order: OrderTerm[]): PlannedOrder[] {
-  return order.map((term) => ({ ...columnRef(source, term.column, term.json), direction: term.direction, nulls: term.nulls }));
+/**
+ * Resolves `order=` against `source`. A related order, `embedding(col)`,
+ * needs `select` (a read's level) to hold that embedding, and one that is
+ * to-one: a parent row has one value of it to be ordered by.
+ */
+export function planOrder(source: Source, order: OrderTerm[], select?: PlannedSelect[]): PlannedOrder[] {
+  return order.map((term) => {
+    const planned = { direction: term.direction, nulls: term.nulls };
+    if (term.relation === undefined) return { ...columnRef(source, term.column, term.json), ...planned };
+    const embed = select && embeddingNamed(select, term.relation);
+    if (!embed) throw notEmbedded(term.relation, select !== undefined);
+    if (embed.many) throw relatedOrderNotToOne(source.name, term.relation);
+    return { embed, ...columnRef(embed.relation, term.column, term.json), ...planned };
+  });
 }
 
 /**
  * Plans the modifiers stored at `path` against `source`; `select` is the
- * level's planned `select=` on a read, whose embeddings its filters may
- * name (a write's filters are on its table's columns only, as in PostgREST).
+ * level's planned `select=` on a read, whose embeddings filters and order
+ * may name (a write's filters are on its table's columns only, as in
+ * PostgREST, and so is its order).
  */
 export function planModifiers(source: Source, modifiers: Map<string, Modifiers>, path: string, select?: PlannedSelect[]): PlannedModifiers {
   const m = modifiers.get(path);
   if (!m) return { where: [], order: [] };
-  const planned: PlannedModifiers = { where: planConditions(source, m.where, select), order: planOrder(source, m.order) };
+  const planned: PlannedModifiers = { where: planConditions(source, m.where, select), order: planOrder(source, m.order, select) };
   if (m.limit !== undefined) planned.limit = m.limit;
   if (m.offset !== undefined) planned.offset = m.offset;
   return planned;

@@ -27,6 +27,17 @@ export const unknownRelationship = (from: string, to: string) =>
 export const unknownFunction = (name: string) =>
   new UnknownNameError(404, 'not_found', `function public.${name} with these arguments not found`, 'functions of schema public are callable with named arguments');
 
+/**
+ * A related order (`order=name(col)`) naming no embedding of its level's
+ * `select=` (PostgREST's PGRST108); a write's order takes its table's columns only.
+ */
+export const notEmbedded = (name: string, onRead = true) =>
+  onRead
+    ? new ApiError(400, 'invalid_filter', `"${name}" is not an embedded resource in this request`, null, `include ${name}(…) in select=, under that name (an embedding's alias when it has one)`)
+    : new ApiError(400, 'invalid_filter', `"${name}" is not an embedded resource in this request`, null, 'a PATCH or DELETE is ordered by its own columns only');
+/** A related order on a to-many embedding, which has no one value per parent row (PostgREST's PGRST118). */
+export const relatedOrderNotToOne = (parent: string, name: string) =>
+  new ApiError(400, 'invalid_filter', `A related order on "${name}" is not possible`, `"${parent}" and "${name}" do not form a many-to-one or one-to-one relationship`, `order the embedding's own rows with ${name}.order=<column>`);
 export const ambiguousEmbedding = (from: string, to: string, candidates: string[]) =>
   new ApiError(300, 'ambiguous_relation', `more than one relationship was found for "${from}" and "${to}"`, candidates, `name one with !<foreign key>, e.g. ${to}!${candidates[0] ?? 'fk'}(...)`);
 export const ambiguousFunction = (name: string, candidates: string[]) =>

@@ -112,9 +112,21 @@ export function whereSql(conditions: PlannedCondition[], table: string, params: 
   return parts.length === 1 ? parts[0]! : parts.map((p) => `(${p})`).join(` ${joiner} `);
 }
 
-export function orderSql(order: PlannedOrder[], table: string, params: Params): string {
+export function orderSql(order: PlannedOrder[], table: string, params: Params, aliases: Aliases): string {
   if (order.length === 0) return '';
-  return ` order by ${order.map((o) => `${columnSql(table, o.column, o.json, params)} ${o.direction}${o.nulls ? ` nulls ${o.nulls}` : ''}`).join(', ')}`;
+  const value = (o: PlannedOrder) => (o.embed ? relatedValueSql(o, o.embed, table, params, aliases) : columnSql(table, o.column, o.json, params));
+  return ` order by ${order.map((o) => `${value(o)} ${o.direction}${o.nulls ? ` nulls ${o.nulls}` : ''}`).join(', ')}`;
+}
+
+/**
+ * What a related order sorts a parent row by: the column of the row its
+ * to-one embedding answers (the same filters, so null where the answer shows
+ * null).
+ */
+function relatedValueSql(order: PlannedOrder, embed: PlannedEmbed, parent: string, params: Params, aliases: Aliases): string {
+  const child = aliases.take('_t');
+  const source = embedSource(embed, parent, child, aliases);
+  return `(select ${columnSql(child, order.column, order.json, params)} from ${source.from} where ${embeddedRowsWhere(embed, source.link, child, params, aliases)} limit 1)`;
 }
 
 export function pageSql(modifiers: Pick<PlannedModifiers, 'limit' | 'offset'>, params: Params): string {
@@ -168,7 +180,7 @@ export function selectListSql(items: PlannedSelect[], table: string, params: Par
       const inner = `select ${selectListSql(item.select, child, params, aliases)} from ${source.from} where ${where}`;
       if (item.spread && item.many) {
         // A to-many spread, as PostgREST 13's: each column of the embedded rows becomes an array in the parent's row, in their order.
-        const rows = `${inner}${orderSql(item.modifiers.order, child, params)}${pageSql(item.modifiers, params)}`;
+        const rows = `${inner}${orderSql(item.modifiers.order, child, params, aliases)}${pageSql(item.modifiers, params)}`;
         return outputNames(item.select).map((name) => `(select coalesce(json_agg(${row}.${ident(name)}), '[]') from (${rows}) ${row}) as ${ident(name)}`).join(', ');
       }
       if (item.spread) {
@@ -176,7 +188,7 @@ export function selectListSql(items: PlannedSelect[], table: string, params: Par
         return outputNames(item.select).map((name) => `(select ${row}.${ident(name)} from (${inner} limit 1) ${row}) as ${ident(name)}`).join(', ');
       }
       if (item.many) {
-        return `(select coalesce(json_agg(${row}), '[]') from (${inner}${orderSql(item.modifiers.order, child, params)}${pageSql(item.modifiers, params)}) ${row}) as ${ident(item.alias)}`;
+        return `(select coalesce(json_agg(${row}), '[]') from (${inner}${orderSql(item.modifiers.order, child, params, aliases)}${pageSql(item.modifiers, params)}) ${row}) as ${ident(item.alias)}`;
       }
       return `(select to_json(${row}) from (${inner} limit 1) ${row}) as ${ident(item.alias)}`;
     })

@@ -66,7 +66,7 @@ function readSql(plan: ReadPlan): Statement {
   /** The rows' condition (filters and inner embeddings) with its values in `into`; the page's shares its aliases. */
   const whereIn = (into: Params, named = new Aliases()) => [whereSql(plan.modifiers.where, t, into, named), ...innerJoinsSql(plan.select, t, into, named)].join(' and ');
   const where = whereIn(params, aliases);
-  const page = `select ${list} from ${from} where ${where}${orderSql(plan.modifiers.order, t, params)}${pageSql(plan.modifiers, params)}`;
+  const page = `select ${list} from ${from} where ${where}${orderSql(plan.modifiers.order, t, params, aliases)}${pageSql(plan.modifiers, params)}`;
   let total = 'null::bigint';
   let estimate: Statement['estimate'];
   if (plan.count === 'planned' || plan.count === 'estimated') {
@@ -177,11 +177,11 @@ function insertSql(plan: InsertPlan): Statement {
  * only the first rows they match, picked by ctid (tables only, as PostgREST).
  */
 function mutationWhereSql(plan: UpdatePlan | DeletePlan, table: string, t: string, params: Params): string {
-  // A write's filters name its table's columns only (no embedding): there are no subqueries to alias.
+  // A write's filters and order name its table's columns only (no embedding): there are no subqueries to alias.
   const where = whereSql(plan.modifiers.where, t, params, new Aliases());
   if (plan.modifiers.limit === undefined && (plan.modifiers.offset ?? 0) === 0) return where;
   const l = '_l0';
-  const chosen = `select ${l}.ctid from ${table} ${l} where ${whereSql(plan.modifiers.where, l, params, new Aliases())}${orderSql(plan.modifiers.order, l, params)}${pageSql(plan.modifiers, params)}`;
+  const chosen = `select ${l}.ctid from ${table} ${l} where ${whereSql(plan.modifiers.where, l, params, new Aliases())}${orderSql(plan.modifiers.order, l, params, new Aliases())}${pageSql(plan.modifiers, params)}`;
   return `${where} and ${t}.ctid = any(array(${chosen}))`;
 }
 
@@ -249,7 +249,7 @@ function rpcSql(plan: RpcPlan): Statement {
     if (counted) {
       const source = `pgrst_source as (select ${t}.* from ${before}${call} ${t} where ${whereSql(plan.modifiers.where, t, params, aliases)})`;
       const list = selectListSql(plan.select, t, params, aliases);
-      const page = `select ${list} from pgrst_source ${t}${orderSql(plan.modifiers.order, t, params)}${pageSql(plan.modifiers, params)}`;
+      const page = `select ${list} from pgrst_source ${t}${orderSql(plan.modifiers.order, t, params, aliases)}${pageSql(plan.modifiers, params)}`;
       return {
         text: `with ${source} select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, (select count(*) from pgrst_source) as total from (${page}) _s`,
         values: params.values,
@@ -257,7 +257,7 @@ function rpcSql(plan: RpcPlan): Statement {
     }
     const list = selectListSql(plan.select, t, params, aliases);
     const where = whereSql(plan.modifiers.where, t, params, aliases);
-    const page = `select ${list} from ${before}${call} ${t} where ${where}${orderSql(plan.modifiers.order, t, params)}${pageSql(plan.modifiers, params)}`;
+    const page = `select ${list} from ${before}${call} ${t} where ${where}${orderSql(plan.modifiers.order, t, params, aliases)}${pageSql(plan.modifiers, params)}`;
     if (!plan.fn.returnsSet) {
       // One row: answered as an object, as PostgREST does for a function returning a single composite.
       return { text: `select (select to_json(_s) from (${page}) _s)::text as body, 1 as page_count, null::bigint as total`, values: params.values };
