@@ -18,11 +18,24 @@ const NOT_THIS_TYPE = new Set([ValueErrorType.Null, ValueErrorType.String, Value
  */
 function messageOf(error: ValueError): string {
   if (error.type === ValueErrorType.Union) {
+    const choices = choicesOf(error.schema);
+    if (choices) return `must be one of ${choices}`;
     const meant = error.errors.flatMap((member) => [...member]).find((inner) => !NOT_THIS_TYPE.has(inner.type));
     return meant ? messageOf(meant) : error.message;
   }
   const said = (error.schema as { patternMessage?: unknown }).patternMessage;
   return error.type === ValueErrorType.StringPattern && typeof said === 'string' ? said : error.message;
+}
+
+/**
+ * A union of literals (and null), such as a table's `access`, as the list of
+ * what it takes: `"public_read", "owner" or null`. Undefined for any other union.
+ */
+function choicesOf(schema: TSchema): string | undefined {
+  const members = (schema as { anyOf?: TSchema[] }).anyOf ?? [];
+  if (members.length === 0 || !members.every((member) => 'const' in member || member.type === 'null')) return undefined;
+  const names = members.map((member) => ('const' in member ? JSON.stringify(member.const) : 'null'));
+  return names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
 }
 
 /**

@@ -6,7 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../src/errors';
 import { validate } from '../src/validate';
 import { UpdateAuthSettingsBody, EndUserSignupBody } from '../src/auth';
-import { EventsQuery } from '../src/api';
+import { EventsQuery, TeamRole } from '../src/api';
+import { CreateTableBody } from '../src/schema';
+import { Type } from '@sinclair/typebox';
 
 function refusal(run: () => unknown): ApiError {
   try {
@@ -32,6 +34,16 @@ describe('validate', () => {
     const limit = refusal(() => validate(EventsQuery, { limit: 'ten' }, 'query'));
     expect(limit.message).toBe('invalid query: /limit must be a whole number of at most 4 digits');
     for (const error of [nul, url, limit]) expect(JSON.stringify(error.details)).not.toMatch(/\^|\\x00|\\d/);
+  });
+
+  it('names what a choice takes, not "Expected union value"', () => {
+    const access = refusal(() => validate(CreateTableBody, { name: 'todos', access: 'public_read', columns: [] }));
+    expect(access.message).toBe('invalid body: /access must be one of "public-read", "authenticated", "owner", "private" or "custom"');
+    expect(access.details).toEqual([{ path: '/access', message: 'must be one of "public-read", "authenticated", "owner", "private" or "custom"' }]);
+    const role = refusal(() => validate(Type.Object({ role: TeamRole }), { role: 7 }));
+    expect(role.message).toBe('invalid body: /role must be one of "owner", "admin" or "member"');
+    const nullable = refusal(() => validate(Type.Object({ kind: Type.Union([Type.Literal('a'), Type.Null()]) }), { kind: 'b' }));
+    expect(nullable.message).toBe('invalid body: /kind must be one of "a" or null');
   });
 
   it('keeps the other messages, such as a length', () => {
