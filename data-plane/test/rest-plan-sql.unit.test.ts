@@ -350,6 +350,65 @@ describe('sql', () => {
   });
 });
 
+describe('views (PostgREST’s view relationships)', () => {
+  const library = snapshotOf({
+    relations: [
+      { name: 'authors', kind: 'table', columns: [col('id', 'bigint', false), col('name')], primaryKey: ['id'], comment: null },
+      { name: 'books', kind: 'table', columns: [col('id', 'bigint', false), col('title'), col('author_id', 'bigint')], primaryKey: ['id'], comment: null },
+      { name: 'tags', kind: 'table', columns: [col('id', 'integer', false), col('label')], primaryKey: ['id'], comment: null },
+      { name: 'books_tags', kind: 'table', columns: [col('book_id', 'bigint'), col('tag_id', 'integer')], primaryKey: ['book_id', 'tag_id'], comment: null },
+      { name: 'published_books', kind: 'view', columns: [col('id', 'bigint'), col('title'), col('writer', 'bigint')], primaryKey: [], comment: null },
+      { name: 'writers', kind: 'view', columns: [col('id', 'bigint'), col('name'), col('alias_id', 'bigint')], primaryKey: [], comment: null },
+    ],
+    foreignKeys: [
+      { name: 'books_author_id_fkey', table: 'books', columns: ['author_id'], refTable: 'authors', refColumns: ['id'] },
+      { name: 'books_tags_book_id_fkey', table: 'books_tags', columns: ['book_id'], refTable: 'books', refColumns: ['id'] },
+      { name: 'books_tags_tag_id_fkey', table: 'books_tags', columns: ['tag_id'], refTable: 'tags', refColumns: ['id'] },
+    ],
+    viewColumns: [
+      { view: 'published_books', column: 'id', table: 'books', tableColumn: 'id' },
+      { view: 'published_books', column: 'title', table: 'books', tableColumn: 'title' },
+      { view: 'published_books', column: 'writer', table: 'books', tableColumn: 'author_id' },
+      // writers shows authors.id twice: as id and as alias_id.
+      { view: 'writers', column: 'id', table: 'authors', tableColumn: 'id' },
+      { view: 'writers', column: 'name', table: 'authors', tableColumn: 'name' },
+      { view: 'writers', column: 'alias_id', table: 'authors', tableColumn: 'id' },
+    ],
+  });
+  const planOf = (method: string, target: string, query: string, more: Partial<RawRequest> = {}) => planRequest(request(method, target, query, more), library);
+  const first = (target: string, query: string) => {
+    const planned = planOf('GET', target, query);
+    return planned.kind === 'read' ? planned.select.at(-1) : undefined;
+  };
+
+  it('embeds from a view and into one through the keys of the tables it shows, under the key’s name', () => {
+    expect(first('published_books', 'select=title,authors(name)')).toMatchObject({ kind: 'embed', relation: { name: 'authors' }, many: false, on: [['writer', 'id']] });
+    expect(first('authors', 'select=name,published_books(title)')).toMatchObject({ kind: 'embed', many: true, on: [['id', 'writer']] });
+    expect(first('published_books', 'select=title,authors!books_author_id_fkey(name)')).toMatchObject({ on: [['writer', 'id']] });
+    expect(first('published_books', 'select=title,authors!writer(name)')).toMatchObject({ on: [['writer', 'id']] });
+    // Many-to-many with a view on one side: its key to the junction is the table's.
+    expect(first('published_books', 'select=title,tags(label)')).toMatchObject({ many: true, through: { relation: 'books_tags', parentOn: [['id', 'book_id']] } });
+    const statement = statementFor(planOf('GET', 'published_books', 'select=title,authors(name)'));
+    expect(statement.text).toContain('from public."authors" _t1 where _t1."id" = _t0."writer"');
+    // No key links a view to its own table, nor one key a junction to both (books ← books_tags → published_books is one key).
+    expect(() => planOf('GET', 'books', 'select=published_books(title)')).toThrow(expect.objectContaining({ status: 400, code: 'unknown_relation' }));
+  });
+
+  it('answers 300 when a view shows a key’s column twice, naming each way; a hint on either column picks one', () => {
+    expect(() => planOf('GET', 'books', 'select=writers(name)')).toThrow(expect.objectContaining({
+      status: 300,
+      code: 'ambiguous_relation',
+      details: ['books_author_id_fkey (books(author_id) → writers(id))', 'books_author_id_fkey (books(author_id) → writers(alias_id))'],
+      hint: 'name one with !<foreign key> or !<column>, e.g. writers!id(...)',
+    }));
+    expect(() => planOf('GET', 'writers', 'select=books(title)')).toThrow(expect.objectContaining({ status: 300, hint: expect.stringContaining('books!id(...)') }));
+    expect(first('writers', 'select=books!id(title)')).toMatchObject({ many: true, on: [['id', 'author_id']] });
+    expect(first('books', 'select=writers!alias_id(name)')).toMatchObject({ many: false, on: [['author_id', 'alias_id']] });
+    expect(first('published_books', 'select=writers!id(name)')).toMatchObject({ many: false, on: [['writer', 'id']] });
+    expect(first('writers', 'select=books!alias_id(title)')).toMatchObject({ many: true, on: [['alias_id', 'author_id']] });
+  });
+});
+
 describe('respond', () => {
   it('answers reads with Content-Range, and 206 when a count shows more rows', () => {
     const read = plan('GET', 'posts', 'limit=2', { headers: { prefer: 'count=exact' } });

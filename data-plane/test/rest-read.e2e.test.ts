@@ -570,3 +570,57 @@ describe('one round trip per request', () => {
     }
   });
 });
+
+describe('embedding views (PostgREST)', () => {
+  it('embeds from a view and into one through the keys of the tables it shows, views over views and many-to-many included', async () => {
+    await sql(p, `
+      create view published_posts as select id, title, author_id as writer from posts where published;
+      create view bob_posts as select title as headline, writer from published_posts where writer = 2;
+      create view authors_twice as select id, name, id as alias_id from authors;
+      create table topics (id int primary key, name text not null);
+      create table post_topics (post_id bigint references posts (id), topic_id int references topics (id), primary key (post_id, topic_id));
+      create policy "read" on topics for select using (true);
+      create policy "read" on post_topics for select using (true);
+      insert into topics values (1, 'news'), (2, 'tech');
+      insert into post_topics values (1, 1), (1, 2), (2, 2), (3, 2);
+    `);
+    const from = await get('published_posts?select=title,authors(name)&order=id');
+    expect(from.status, from.text).toBe(200);
+    expect(from.body).toEqual([{ title: 'Hello world', authors: { name: 'Ada' } }, { title: 'Bob writes', authors: { name: 'Bob' } }, { title: 'Orphan, with comma', authors: null }]);
+    const into = await get('authors?select=name,published_posts(title)&order=id&published_posts.order=id');
+    expect(into.body).toEqual([{ name: 'Ada', published_posts: [{ title: 'Hello world' }] }, { name: 'Bob', published_posts: [{ title: 'Bob writes' }] }, { name: 'Cy', published_posts: [] }]);
+    // A view over a view, renamed, and the key's name or column as hint.
+    expect((await get('bob_posts?select=headline,author:authors!writer(name)')).body).toEqual([{ headline: 'Bob writes', author: { name: 'Bob' } }]);
+    expect((await get('authors?select=name,bob_posts!posts_author_id_fkey(headline)&id=eq.2')).body).toEqual([{ name: 'Bob', bob_posts: [{ headline: 'Bob writes' }] }]);
+    // Both sides views; a view's key to a junction table makes a many-to-many; filters, !inner and related order as on tables.
+    expect((await get('published_posts?select=title,authors_twice!id(name)&id=eq.3')).body).toEqual([{ title: 'Bob writes', authors_twice: { name: 'Bob' } }]);
+    expect((await get('published_posts?select=id,topics(name)&order=id&topics.order=name&id=lte.3')).body).toEqual([{ id: 1, topics: [{ name: 'news' }, { name: 'tech' }] }, { id: 3, topics: [{ name: 'tech' }] }]);
+    expect((await get('topics?select=name,published_posts(id)&published_posts.order=id&order=id')).body).toEqual([{ name: 'news', published_posts: [{ id: 1 }] }, { name: 'tech', published_posts: [{ id: 1 }, { id: 3 }] }]);
+    expect((await get('published_posts?select=id,authors!inner(name)&authors.name=eq.Ada')).body).toEqual([{ id: 1, authors: { name: 'Ada' } }]);
+    expect(ids((await get('published_posts?select=id,authors(name)&order=authors(name).desc.nullsfirst')).body)).toEqual([4, 3, 1]);
+    // A view showing the referenced column twice: 300 naming both ways, and a hint on either column picks one.
+    const ambiguous = await get('posts?select=id,authors_twice(name)');
+    expect(ambiguous.status, ambiguous.text).toBe(300);
+    expect(ambiguous.body).toMatchObject({ code: 'ambiguous_relation', details: [expect.stringContaining('authors_twice(id)'), expect.stringContaining('authors_twice(alias_id)')] });
+    expect((await get('posts?select=id,authors_twice!alias_id(name)&id=eq.3')).body).toEqual([{ id: 3, authors_twice: { name: 'Bob' } }]);
+    // No key links a view to the table it shows.
+    const unrelated = await get('posts?select=id,published_posts(title)');
+    expect(unrelated.status, unrelated.text).toBe(400);
+    expect(unrelated.body.code).toBe('unknown_relation');
+  });
+
+  it('reads an embedded view’s rows as reading the view does: RLS applies to a security_invoker view as to its table', async () => {
+    await sql(p, `
+      create table diaries (id int primary key, author_id bigint references authors (id), body text);
+      insert into diaries values (1, 1, 'dear diary'), (2, 2, 'private');
+      create view diaries_invoker with (security_invoker = true) as select id, author_id, body from diaries;
+    `);
+    // The table has RLS on and no policy: anon reads nothing, through the view it invokes too; the service key reads all.
+    const asAnon = await get('authors?select=name,diaries_invoker(body)&order=id');
+    expect(asAnon.status, asAnon.text).toBe(200);
+    expect(asAnon.body).toEqual([{ name: 'Ada', diaries_invoker: [] }, { name: 'Bob', diaries_invoker: [] }, { name: 'Cy', diaries_invoker: [] }]);
+    expect((await get('diaries_invoker?select=body,authors(name)')).body).toEqual([]);
+    const asService = await get('authors?select=name,diaries_invoker(body)&order=id&id=lte.2', p.service);
+    expect(asService.body).toEqual([{ name: 'Ada', diaries_invoker: [{ body: 'dear diary' }] }, { name: 'Bob', diaries_invoker: [{ body: 'private' }] }]);
+  });
+});

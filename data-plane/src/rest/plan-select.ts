@@ -1,6 +1,7 @@
 /**
  * Planning of what a request reads: `select=` items resolved to columns and
- * embeddings (foreign keys in either direction), and filters and order
+ * embeddings (foreign keys in either direction, and those inferred for
+ * views), and filters and order
  * resolved to known columns or to embeddings of their level. Every name
  * leaves here checked against the schema cache; nothing unknown reaches the
  * SQL builder.
@@ -8,8 +9,9 @@
 import { parseCastType, type CastType } from './cast-type';
 import { embedPath, type Condition, type JsonStep, type OrderTerm, type SelectItem } from './grammar';
 import type { Modifiers } from './parse';
+import type { ApiError } from '@baseplane/contracts';
 import { ambiguousEmbedding, invalidFilter, notEmbedded, relatedOrderNotToOne, unknownColumn, unknownRelationship } from './rest-errors';
-import type { ColumnInfo, ForeignKeyInfo, RelationInfo, SchemaSnapshot } from './schema-model';
+import { isKeyOf, type ColumnInfo, type ForeignKeyInfo, type RelationInfo, type SchemaSnapshot } from './schema-model';
 
 /** Something rows can be read from: a relation, or the result of a function. */
 export interface Source {
@@ -177,11 +179,11 @@ interface Relationship {
  * Whether `fk`'s columns are also a key of their own table (its primary key
  * or a unique constraint, in any order): each referenced row then has at most
  * one referencing row, a one-to-one that PostgREST (since v10) embeds as an
- * object both ways.
+ * object both ways. A key inferred for a view says so itself, as the
+ * table's key is.
  */
 function isOneToOne(snapshot: SchemaSnapshot, fk: ForeignKeyInfo): boolean {
-  const keys = snapshot.relations.get(fk.table)?.uniqueKeys ?? [];
-  return keys.some((key) => key.length === fk.columns.length && key.every((name) => fk.columns.includes(name)));
+  return fk.oneToOne ?? isKeyOf(snapshot.relations.get(fk.table), fk.columns);
 }
 
 /**
@@ -193,7 +195,8 @@ function junctions(snapshot: SchemaSnapshot, parent: string, target: string, hin
   for (const toParent of snapshot.foreignKeys) {
     if (toParent.refTable !== parent || toParent.table === parent || toParent.table === target) continue;
     for (const toTarget of snapshot.foreignKeys) {
-      if (toTarget.table !== toParent.table || toTarget.refTable !== target || toTarget === toParent) continue;
+      // One key cannot link both sides (as it would when inferred again for a view of one side: the same name, in one table).
+      if (toTarget.table !== toParent.table || toTarget.refTable !== target || toTarget.name === toParent.name) continue;
       if (hint !== undefined && hint !== toParent.table && hint !== toParent.name && hint !== toTarget.name) continue;
       found.push({
         fk: toTarget,
@@ -248,8 +251,10 @@ function relationships(snapshot: SchemaSnapshot, parent: string, target: string,
     // target → parent: the target holds the key, many target rows (an array), or at most one when the key is unique there.
     if (fk.refTable === parent && fk.table === target) found.push({ fk, many: !isOneToOne(snapshot, fk), on: fk.refColumns.map((c, i) => [c, fk.columns[i]!]) });
   }
-  // A hint naming the referenced table picks the direction where the parent holds the key.
-  const direct = hint === undefined ? found : found.filter(({ fk }) => fk.name === hint || (fk.columns.length === 1 && fk.columns[0] === hint) || (hint === fk.refTable && fk.table === parent));
+  // A hint names the key, a column of it on either side (PostgREST's `clients!client_id`, `clients!id`), or the
+  // referenced table, which picks the direction where the parent holds the key.
+  const direct = hint === undefined ? found : found.filter(({ fk }) =>
+    fk.name === hint || (fk.columns.length === 1 && fk.columns[0] === hint) || (fk.refColumns.length === 1 && fk.refColumns[0] === hint) || (hint === fk.refTable && fk.table === parent));
   return direct.length > 0 ? direct : junctions(snapshot, parent, target, hint);
 }
 
@@ -264,8 +269,23 @@ function embeddingOf(snapshot: SchemaSnapshot, source: Source, item: Extract<Sel
     links = target ? selfRelationships(snapshot, source.name, item.relation, item.hint) : [];
   }
   if (!target || links.length === 0) throw unknownRelationship(source.name, item.relation);
-  if (links.length > 1) throw ambiguousEmbedding(source.name, item.relation, links.map((l) => l.fk.name));
+  if (links.length > 1) throw ambiguous(source.name, item.relation, links);
   return { target, link: links[0]! };
+}
+
+/**
+ * The 300 for an embedding that several keys fit, naming them; where names
+ * repeat (a view showing a key's column twice has the key twice), with the
+ * columns each links, and a `!column` hint rather than the name to pick one.
+ */
+function ambiguous(from: string, name: string, links: Relationship[]): ApiError {
+  const names = links.map((l) => l.fk.name);
+  if (new Set(names).size === names.length) return ambiguousEmbedding(from, name, names);
+  const described = links.map(({ fk }) => `${fk.name} (${fk.table}(${fk.columns.join(', ')}) → ${fk.refTable}(${fk.refColumns.join(', ')}))`);
+  // The side whose column tells the first two apart.
+  const [{ fk: a }, { fk: b }] = links as [Relationship, Relationship];
+  const columns = a.refColumns.join() !== b.refColumns.join() ? a.refColumns : a.columns;
+  return ambiguousEmbedding(from, name, described, columns.length === 1 ? columns[0] : a.name);
 }
 
 /** Resolves `select=` on `source`; `path` names this level for embedded modifiers. */

@@ -38,8 +38,9 @@ export const notEmbedded = (name: string, onRead = true) =>
 /** A related order on a to-many embedding, which has no one value per parent row (PostgREST's PGRST118). */
 export const relatedOrderNotToOne = (parent: string, name: string) =>
   new ApiError(400, 'invalid_filter', `A related order on "${name}" is not possible`, `"${parent}" and "${name}" do not form a many-to-one or one-to-one relationship`, `order the embedding's own rows with ${name}.order=<column>`);
-export const ambiguousEmbedding = (from: string, to: string, candidates: string[]) =>
-  new ApiError(300, 'ambiguous_relation', `more than one relationship was found for "${from}" and "${to}"`, candidates, `name one with !<foreign key>, e.g. ${to}!${candidates[0] ?? 'fk'}(...)`);
+/** More than one relationship fits an embedding (PostgREST's PGRST201); `hint` is a `!hint` that would pick the first. */
+export const ambiguousEmbedding = (from: string, to: string, candidates: string[], hint = candidates[0] ?? 'fk') =>
+  new ApiError(300, 'ambiguous_relation', `more than one relationship was found for "${from}" and "${to}"`, candidates, `name one with !<foreign key> or !<column>, e.g. ${to}!${hint}(...)`);
 export const ambiguousFunction = (name: string, candidates: string[]) =>
   new ApiError(300, 'ambiguous_function', `could not choose the best candidate function between: ${candidates.join(', ')}`, candidates, `rename the arguments of public.${name}'s overloads so that their names tell them apart`);
 export const notSingleObject = (rows: number) =>

@@ -6,18 +6,24 @@
  */
 import type { ColumnInfo, FunctionInfo, RelationInfo, SchemaSnapshot } from './schema-model';
 import { snapshotOf } from './schema-model';
+import { viewColumnSources } from './view-columns';
 
-/** Reads the catalog of `public` in one round trip; run as `authenticator`, which may read pg_catalog. */
+/**
+ * Reads the catalog of `public` in one round trip; run as `authenticator`,
+ * which may read pg_catalog. Besides relations, keys and functions: the
+ * query trees of the views that may show a key's columns, read by
+ * view-columns.ts.
+ */
 export const CATALOG_QUERY = `
 select json_build_object(
   'relations', coalesce((
     select json_agg(json_build_object(
-      'name', c.relname,
+      'name', c.relname, 'oid', c.oid::int8,
       'kind', case when c.relkind in ('r', 'p', 'f') then 'table' else 'view' end, 'relkind', c.relkind,
       'comment', obj_description(c.oid, 'pg_class'),
       'columns', coalesce((
         select json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'nullable', not a.attnotnull,
-                                          'hasDefault', a.atthasdef or a.attidentity <> '' or a.attgenerated <> '') order by a.attnum)
+                                          'hasDefault', a.atthasdef or a.attidentity <> '' or a.attgenerated <> '', 'attnum', a.attnum) order by a.attnum)
         from pg_attribute a where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped), '[]'),
       'primaryKey', coalesce((
         select json_agg(a.attname order by k.ord)
@@ -48,7 +54,24 @@ select json_build_object(
       'rowColumns', (select json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'nullable', true, 'hasDefault', false) order by a.attnum)
                      from pg_attribute a where t.typrelid <> 0 and a.attrelid = t.typrelid and a.attnum > 0 and not a.attisdropped)))
     from pg_proc p join pg_type t on t.oid = p.prorettype
-    where p.pronamespace = 'public'::regnamespace and p.prokind = 'f'), '[]')
+    where p.pronamespace = 'public'::regnamespace and p.prokind = 'f'), '[]'),
+  'views', coalesce((
+    -- Only the views that can show a key: those selecting a column in a foreign key of public (either side), or a
+    -- column of another view; the others' query trees are not read.
+    with key_columns as (
+      select k.conrelid as rel, unnest(k.conkey) as col from pg_constraint k where k.contype = 'f' and k.connamespace = 'public'::regnamespace
+      union
+      select k.confrelid, unnest(k.confkey) from pg_constraint k where k.contype = 'f' and k.connamespace = 'public'::regnamespace
+    ), views as (
+      select c.oid, r.oid as rule from pg_class c join pg_rewrite r on r.ev_class = c.oid and r.rulename = '_RETURN'
+      where c.relnamespace = 'public'::regnamespace and c.relkind in ('v', 'm')
+    )
+    select json_agg(json_build_object('oid', v.oid::int8, 'definition', r.ev_action::text))
+    from views v join pg_rewrite r on r.oid = v.rule
+    where exists (
+      select 1 from pg_depend d
+      where d.classid = 'pg_rewrite'::regclass and d.objid = v.rule and d.refclassid = 'pg_class'::regclass and d.refobjsubid > 0
+        and ((d.refobjid, d.refobjsubid) in (select rel, col from key_columns) or d.refobjid in (select oid from views)))), '[]')
 )::text as catalog`;
 
 interface RawFunction {
@@ -95,17 +118,29 @@ function functionOf(raw: RawFunction): FunctionInfo | undefined {
   return info;
 }
 
+type RawColumn = ColumnInfo & { attnum?: number };
+
 /** Parses the catalog query's one value into a snapshot. */
 export function snapshotFromCatalog(catalogJson: string): SchemaSnapshot {
   const raw = JSON.parse(catalogJson) as {
-    relations: Array<{ name: string; kind: 'table' | 'view'; relkind: RelationInfo['relkind']; comment: string | null; columns: ColumnInfo[]; primaryKey: string[]; uniqueKeys: string[][] }>;
+    relations: Array<{ name: string; oid?: number; kind: 'table' | 'view'; relkind: RelationInfo['relkind']; comment: string | null; columns: RawColumn[]; primaryKey: string[]; uniqueKeys: string[][] }>;
     foreignKeys: Array<{ name: string; table: string; refTable: string; columns: string[]; refColumns: string[] }>;
     functions: RawFunction[];
+    views?: Array<{ oid: number; definition: string }>;
   };
+  const views = raw.views ?? [];
+  const viewColumns = views.length === 0 ? [] : viewColumnSources(views, raw.relations.filter((r) => r.oid !== undefined).map((r) => ({
+    oid: r.oid!,
+    name: r.name,
+    kind: r.kind,
+    columns: new Map(r.columns.filter((c) => c.attnum !== undefined).map((c) => [c.attnum!, c.name])),
+  })));
   return snapshotOf({
-    relations: raw.relations,
+    // The attribute numbers only serve to follow views; a column is known by its name.
+    relations: raw.relations.map(({ oid: _oid, columns, ...relation }) => ({ ...relation, columns: columns.map(({ attnum: _attnum, ...column }) => column) })),
     foreignKeys: raw.foreignKeys,
     functions: raw.functions.map(functionOf).filter((f): f is FunctionInfo => f !== undefined),
+    viewColumns,
   });
 }
 

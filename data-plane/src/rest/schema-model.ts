@@ -36,13 +36,34 @@ export interface RelationInfo {
   comment: string | null;
 }
 
-/** A foreign key `table(columns) → refTable(refColumns)`. */
+/**
+ * A foreign key `table(columns) → refTable(refColumns)`. Besides the keys of
+ * the tables, one is inferred for each view that shows a key's columns
+ * (either side), under the key's name, as PostgREST infers relationships of
+ * views from their source tables' keys.
+ */
 export interface ForeignKeyInfo {
   name: string;
   table: string;
   columns: string[];
   refTable: string;
   refColumns: string[];
+  /**
+   * Inferred through a view: whether the table's key is a one-to-one (its
+   * columns a key of their table), which the view, having no keys, cannot say.
+   */
+  oneToOne?: boolean;
+}
+
+/**
+ * Where a column of a view comes from: a column of a table, followed through
+ * the views it is selected from (a view over a view over `books`).
+ */
+export interface ViewColumnSource {
+  view: string;
+  column: string;
+  table: string;
+  tableColumn: string;
 }
 
 /** An argument of a function callable through `rpc/`. */
@@ -78,12 +99,15 @@ export interface SchemaSnapshot {
 /**
  * Builds a snapshot from plain lists (the catalog reader's output, or a unit
  * test's); a relation given without `uniqueKeys` has its primary key's alone,
- * without `relkind` that of an ordinary table or view.
+ * without `relkind` that of an ordinary table or view. `viewColumns` says
+ * where views' columns come from: each foreign key is inferred again for
+ * every view showing its columns (see {@link viewForeignKeys}).
  */
 export function snapshotOf(input: {
   relations: Array<Omit<RelationInfo, 'columnsByName' | 'uniqueKeys' | 'relkind'> & { uniqueKeys?: string[][]; relkind?: RelationInfo['relkind'] }>;
   foreignKeys?: ForeignKeyInfo[];
   functions?: FunctionInfo[];
+  viewColumns?: ViewColumnSource[];
 }): SchemaSnapshot {
   const relations = new Map<string, RelationInfo>();
   for (const relation of input.relations) {
@@ -93,5 +117,61 @@ export function snapshotOf(input: {
   }
   const functions = new Map<string, FunctionInfo[]>();
   for (const fn of input.functions ?? []) functions.set(fn.name, [...(functions.get(fn.name) ?? []), fn]);
-  return { relations, foreignKeys: input.foreignKeys ?? [], functions, loadedAt: Date.now() };
+  const foreignKeys = input.foreignKeys ?? [];
+  const inferred = input.viewColumns && input.viewColumns.length > 0 ? viewForeignKeys(foreignKeys, input.viewColumns, relations) : [];
+  return { relations, foreignKeys: inferred.length > 0 ? [...foreignKeys, ...inferred] : foreignKeys, functions, loadedAt: Date.now() };
+}
+
+/** How many ways one view may show one key's columns before the rest are left out (a column shown under several names multiplies them). */
+export const MAX_KEY_SHOWINGS = 16;
+
+/**
+ * The foreign keys of the tables, inferred again for views, as PostgREST's
+ * schema cache does: a view showing every column of a key's referencing side
+ * references what the table does; a view showing every referenced column is
+ * referenced as the table is; and a view of each side links the two views.
+ * The key keeps its name (for `!hint`) and its one-to-one-ness.
+ */
+export function viewForeignKeys(foreignKeys: ForeignKeyInfo[], viewColumns: ViewColumnSource[], relations: Map<string, RelationInfo>): ForeignKeyInfo[] {
+  // table → view → table column → the view's columns showing it
+  const shown = new Map<string, Map<string, Map<string, string[]>>>();
+  for (const source of viewColumns) {
+    let views = shown.get(source.table);
+    if (!views) shown.set(source.table, (views = new Map()));
+    let columns = views.get(source.view);
+    if (!columns) views.set(source.view, (columns = new Map()));
+    columns.set(source.tableColumn, [...(columns.get(source.tableColumn) ?? []), source.column]);
+  }
+  /** The relation itself, then each view showing all of `columns`, once per way it shows them. */
+  const sides = (table: string, columns: string[]): Array<{ relation: string; columns: string[] }> => {
+    const found = [{ relation: table, columns }];
+    for (const [view, byColumn] of shown.get(table) ?? []) {
+      let ways: string[][] = [[]];
+      for (const column of columns) {
+        const names = byColumn.get(column) ?? [];
+        ways = ways.flatMap((way) => names.map((name) => [...way, name])).slice(0, MAX_KEY_SHOWINGS);
+      }
+      for (const way of ways) found.push({ relation: view, columns: way });
+    }
+    return found;
+  };
+  const inferred: ForeignKeyInfo[] = [];
+  for (const fk of foreignKeys) {
+    const referencing = sides(fk.table, fk.columns);
+    const referenced = sides(fk.refTable, fk.refColumns);
+    if (referencing.length === 1 && referenced.length === 1) continue;
+    const oneToOne = fk.oneToOne ?? isKeyOf(relations.get(fk.table), fk.columns);
+    for (const from of referencing) {
+      for (const to of referenced) {
+        if (from.relation === fk.table && to.relation === fk.refTable) continue;
+        inferred.push({ name: fk.name, table: from.relation, columns: from.columns, refTable: to.relation, refColumns: to.columns, oneToOne });
+      }
+    }
+  }
+  return inferred;
+}
+
+/** Whether `columns` are, in any order, the primary key or a unique constraint of `relation`. */
+export function isKeyOf(relation: RelationInfo | undefined, columns: string[]): boolean {
+  return (relation?.uniqueKeys ?? []).some((key) => key.length === columns.length && key.every((name) => columns.includes(name)));
 }
