@@ -350,7 +350,7 @@ describe('sql', () => {
   });
 });
 
-describe('views (PostgREST’s view relationships)', () => {
+describe('views and computed fields (PostgREST’s view relationships, computed fields and relationships)', () => {
   const library = snapshotOf({
     relations: [
       { name: 'authors', kind: 'table', columns: [col('id', 'bigint', false), col('name')], primaryKey: ['id'], comment: null },
@@ -373,6 +373,13 @@ describe('views (PostgREST’s view relationships)', () => {
       { view: 'writers', column: 'id', table: 'authors', tableColumn: 'id' },
       { view: 'writers', column: 'name', table: 'authors', tableColumn: 'name' },
       { view: 'writers', column: 'alias_id', table: 'authors', tableColumn: 'id' },
+    ],
+    rowFunctions: [
+      { name: 'shout', relation: 'authors', type: 'text', returnsSet: false },
+      { name: 'name', relation: 'authors', type: 'text', returnsSet: false },
+      { name: 'meta', relation: 'books', type: 'jsonb', returnsSet: false },
+      { name: 'books_of', relation: 'authors', type: 'books', returnsSet: true, returnsRowOf: 'books' },
+      { name: 'authors', relation: 'books', type: 'authors', returnsSet: true, returnsRowOf: 'authors', oneRow: true },
     ],
   });
   const planOf = (method: string, target: string, query: string, more: Partial<RawRequest> = {}) => planRequest(request(method, target, query, more), library);
@@ -406,6 +413,44 @@ describe('views (PostgREST’s view relationships)', () => {
     expect(first('books', 'select=writers!alias_id(name)')).toMatchObject({ many: false, on: [['author_id', 'alias_id']] });
     expect(first('published_books', 'select=writers!id(name)')).toMatchObject({ many: false, on: [['writer', 'id']] });
     expect(first('writers', 'select=books!alias_id(title)')).toMatchObject({ many: true, on: [['alias_id', 'author_id']] });
+  });
+
+  it('reads, filters and orders a computed field as a column: the function called on the row, its values parameters', () => {
+    const statement = statementFor(planOf('GET', 'authors', 'select=id,shout,loud:shout::varchar&shout=eq.ADA&or=(shout.like.*A*,id.eq.1)&order=shout.desc'));
+    const call = 'public."shout"((_t0.*)::public."authors")';
+    expect(statement.text).toContain(`select _t0."id" as "id", ${call} as "shout", ${call}::varchar as "loud" from public."authors" _t0 where (${call} = $1) and (((${call}::text like $2) or (_t0."id" = $3))) order by ${call} desc) _s`);
+    expect(statement.values).toEqual(['ADA', '%A%', '1']);
+    // A JSON path on a function returning jsonb, in an embedding.
+    const nested = statementFor(planOf('GET', 'authors', 'select=books!author_id(lang:meta->>lang)&books.meta->>lang=eq.en'));
+    expect(nested.text).toContain('(public."meta"((_t1.*)::public."books") ->> $3::text) as "lang" from public."books" _t1 where _t1."author_id" = _t0."id" and (public."meta"((_t1.*)::public."books") ->> $1::text) = $2');
+    // Not part of *, and a column of the same name wins, as in PostgreSQL.
+    expect((planOf('GET', 'authors', 'select=*') as { select: unknown[] }).select).toHaveLength(2);
+    expect(statementFor(planOf('GET', 'authors', 'select=name')).text).toContain('_t0."name" as "name"');
+    // Refused as any unknown column; never written.
+    expect(() => planOf('GET', 'authors', 'select=whisper')).toThrow(expect.objectContaining({ status: 400, code: 'unknown_column' }));
+    expect(() => planOf('GET', 'books', 'select=shout')).toThrow(expect.objectContaining({ status: 400, code: 'unknown_column' }));
+    expect(() => planOf('POST', 'authors', '', { body: '{"shout":"x"}' })).toThrow(expect.objectContaining({ status: 400, code: 'unknown_column' }));
+  });
+
+  it('takes a computed field in a write’s filters and returned rows, from the rows as the relation’s type (an upsert’s without its own column)', () => {
+    const patch = statementFor(planOf('PATCH', 'authors', 'shout=eq.ADA&select=id,shout', { body: '{"name":"b"}', headers: { prefer: 'return=representation' } }));
+    expect(patch.text).toContain('where public."shout"((_t0.*)::public."authors") = $2 returning _t0.*');
+    expect(patch.text).toContain('select _t0."id" as "id", public."shout"((_t0.*)::public."authors") as "shout" from pgrst_mutation _t0');
+    const upsert = statementFor(planOf('POST', 'authors', 'select=shout', { body: '{"id":1,"name":"a"}', headers: { prefer: 'resolution=merge-duplicates,return=representation' } }));
+    expect(upsert.text).toContain('from (select public."shout"((_t0.*)::public."authors") as "shout" from (select "id", "name" from pgrst_mutation) _t0) _s');
+  });
+
+  it('embeds through a computed relationship: the function’s rows for the parent’s row, to-many or to-one (rows 1), before a key to a table of its name', () => {
+    expect(first('authors', 'select=name,books_of(title)')).toMatchObject({ kind: 'embed', relation: { name: 'books' }, many: true, on: [], computed: { function: 'books_of', argument: 'authors' } });
+    const toOne = first('books', 'select=title,authors(name)');
+    expect(toOne).toMatchObject({ relation: { name: 'authors' }, many: false, computed: { function: 'authors' } });
+    expect(first('books', 'select=title,authors!books_author_id_fkey(name)')).toMatchObject({ computed: { function: 'authors' } });
+    const statement = statementFor(planOf('GET', 'authors', 'select=name,books_of!inner(title)&books_of.title=eq.x&books_of.order=id'));
+    expect(statement.text).toContain(`(select coalesce(json_agg(_e2), '[]') from (select _t1."title" as "title" from public."books_of"((_t0.*)::public."authors") _t1 where true and _t1."title" = $1 order by _t1."id" asc) _e2) as "books_of"`);
+    expect(statement.text).toContain('from public."authors" _t0 where true and exists (select 1 from public."books_of"((_t0.*)::public."authors") _t3 where true and _t3."title" = $2)) _s');
+    expect(statementFor(planOf('GET', 'books', 'select=title,authors(name)&order=authors(name)')).text).toContain('order by (select _t3."name" from public."authors"((_t0.*)::public."books") _t3 where true and true limit 1) asc');
+    // A computed relationship is the relation's own: from a view or another table it is unknown.
+    expect(() => planOf('GET', 'published_books', 'select=books_of(title)')).toThrow(expect.objectContaining({ status: 400, code: 'unknown_relation' }));
   });
 });
 

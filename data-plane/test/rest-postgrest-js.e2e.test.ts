@@ -6,7 +6,7 @@
  */
 import { PostgrestClient } from '@supabase/postgrest-js';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { blogSchema, createTable, rangesTable, restProject, signUpUser, type RestProject } from './rest-fixtures';
+import { blogSchema, createTable, rangesTable, restProject, signUpUser, sql, type RestProject } from './rest-fixtures';
 
 let p: RestProject;
 let anon: PostgrestClient;
@@ -51,6 +51,24 @@ describe('select', () => {
     expect(present.data).toEqual([{ id: 1, author: { name: 'Ada' } }, { id: 2, author: { name: 'Ada' } }, { id: 3, author: { name: 'Bob' } }]);
     const absent = await anon.from('authors').select('name, posts()').is('posts', null);
     expect(absent.data).toEqual([{ name: 'Cy' }]);
+  });
+
+  it('embeds from a view through its table’s keys, and selects, filters and orders a computed field and a computed relationship', async () => {
+    await sql(p, `
+      create view published_posts as select id, title, author_id as writer from posts where published;
+      create function shout(authors) returns text language sql immutable as $$ select upper($1.name) $$;
+      create function latest_post(authors) returns setof posts rows 1 language sql stable as $$ select * from posts where author_id = $1.id order by id desc limit 1 $$;
+    `);
+    const fromView = await anon.from('published_posts').select('title, authors(name)').order('id').limit(2);
+    expect(fromView.error).toBeNull();
+    expect(fromView.data).toEqual([{ title: 'Hello world', authors: { name: 'Ada' } }, { title: 'Bob writes', authors: { name: 'Bob' } }]);
+    const intoView = await anon.from('authors').select('name, published_posts!inner(title)').eq('published_posts.title', 'Bob writes');
+    expect(intoView.data).toEqual([{ name: 'Bob', published_posts: [{ title: 'Bob writes' }] }]);
+    const computed = await anon.from('authors').select('id, shout, latest_post(title)').neq('shout', 'CY').order('shout', { ascending: false });
+    expect(computed.error).toBeNull();
+    expect(computed.data).toEqual([{ id: 2, shout: 'BOB', latest_post: { title: 'Bob writes' } }, { id: 1, shout: 'ADA', latest_post: { title: 'Second post' } }]);
+    const unknown = await anon.from('authors').select('id, whisper');
+    expect([unknown.status, unknown.error?.code]).toEqual([400, 'unknown_column']);
   });
 
   it('filters with every operator of the specification and not/or', async () => {

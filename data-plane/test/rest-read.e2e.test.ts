@@ -571,7 +571,7 @@ describe('one round trip per request', () => {
   });
 });
 
-describe('embedding views (PostgREST)', () => {
+describe('embedding views, computed fields and computed relationships (PostgREST)', () => {
   it('embeds from a view and into one through the keys of the tables it shows, views over views and many-to-many included', async () => {
     await sql(p, `
       create view published_posts as select id, title, author_id as writer from posts where published;
@@ -622,5 +622,61 @@ describe('embedding views (PostgREST)', () => {
     expect((await get('diaries_invoker?select=body,authors(name)')).body).toEqual([]);
     const asService = await get('authors?select=name,diaries_invoker(body)&order=id&id=lte.2', p.service);
     expect(asService.body).toEqual([{ name: 'Ada', diaries_invoker: [{ body: 'dear diary' }] }, { name: 'Bob', diaries_invoker: [{ body: 'private' }] }]);
+  });
+
+  it('selects, filters and orders a computed field as a column, at any level, and embeds computed relationships', async () => {
+    await sql(p, `
+      create table people (id int primary key, first_name text, last_name text, author_id bigint references authors (id));
+      create policy "read" on people for select using (true);
+      insert into people values (1, 'Ada', 'Lovelace', 1), (2, 'Alan', 'Turing', 2), (3, 'Grace', 'Hopper', null);
+      create function full_name(people) returns text language sql stable as $$ select $1.first_name || ' ' || $1.last_name $$;
+      create function initials(p people) returns text language sql immutable as $$ select left(p.first_name, 1) || left(p.last_name, 1) $$;
+      create function posts_of(people) returns setof posts language sql stable as $$ select * from posts where author_id = $1.author_id $$;
+      create function writer(people) returns setof authors rows 1 language sql stable as $$ select * from authors where id = $1.author_id $$;
+      create function shout(authors) returns text language sql immutable as $$ select upper($1.name) $$;
+      create function tag(people, prefix text default '#') returns text language sql immutable as $$ select prefix || $1.id $$;
+    `);
+    const selected = await get('people?select=id,full_name,short:initials&order=id');
+    expect(selected.status, selected.text).toBe(200);
+    expect(selected.body).toEqual([{ id: 1, full_name: 'Ada Lovelace', short: 'AL' }, { id: 2, full_name: 'Alan Turing', short: 'AT' }, { id: 3, full_name: 'Grace Hopper', short: 'GH' }]);
+    // Further arguments with defaults are left to them, as PostgreSQL's people.tag would.
+    expect((await get('people?select=tag&id=eq.2')).body).toEqual([{ tag: '#2' }]);
+    // Not part of *, as in PostgREST.
+    expect(Object.keys((await get('people?id=eq.1')).body[0])).toEqual(['id', 'first_name', 'last_name', 'author_id']);
+    expect(ids((await get(`people?select=id&full_name=eq.${quoted('Ada Lovelace')}`)).body)).toEqual([1]);
+    expect(ids((await get('people?select=id&or=(full_name.ilike.*turing*,initials.eq.GH)&order=id')).body)).toEqual([2, 3]);
+    expect((await get('people?select=full_name&order=full_name.desc')).body).toEqual([{ full_name: 'Grace Hopper' }, { full_name: 'Alan Turing' }, { full_name: 'Ada Lovelace' }]);
+    expect((await get('people?select=full_name&initials=neq.AL', { accept: 'text/csv' })).text).toBe('"full_name"\n"Alan Turing"\n"Grace Hopper"');
+    // In an embedding, filtered there, and a to-one embedding's computed field to order by.
+    expect((await get('authors?select=name,people(full_name)&people.initials=eq.AL&order=id&limit=2')).body).toEqual([{ name: 'Ada', people: [{ full_name: 'Ada Lovelace' }] }, { name: 'Bob', people: [] }]);
+    expect(ids((await get('people?select=id,authors(shout)&order=authors(shout).desc.nullslast')).body)).toEqual([2, 1, 3]);
+    expect((await get('people?select=id,authors!inner(shout)&authors.shout=eq.BOB')).body).toEqual([{ id: 2, authors: { shout: 'BOB' } }]);
+    // Computed relationships: to-many (setof), to-one (rows 1, null when none), filtered, !inner, related order.
+    const embedded = await get('people?select=full_name,writer(name),posts_of(title)&posts_of.order=id&order=id');
+    expect(embedded.status, embedded.text).toBe(200);
+    expect(embedded.body).toEqual([
+      { full_name: 'Ada Lovelace', writer: { name: 'Ada' }, posts_of: [{ title: 'Hello world' }, { title: 'Second post' }] },
+      { full_name: 'Alan Turing', writer: { name: 'Bob' }, posts_of: [{ title: 'Bob writes' }] },
+      { full_name: 'Grace Hopper', writer: null, posts_of: [] },
+    ]);
+    expect(ids((await get('people?select=id,writer!inner(name)&writer.name=eq.Bob')).body)).toEqual([2]);
+    expect(ids((await get('people?select=id,writer(name)&order=writer(name).desc.nullslast')).body)).toEqual([2, 1, 3]);
+    expect((await get('people?select=id,posts_of(id)&posts_of=not.is.null&posts_of.published=is.false')).body).toEqual([{ id: 1, posts_of: [{ id: 2 }] }]);
+  });
+
+  it('refuses an unknown computed field as an unknown column, and one the role may not execute as PostgreSQL does', async () => {
+    await sql(p, `
+      create function secret_score(people) returns int language sql stable as $$ select 42 $$;
+      revoke execute on function secret_score(people) from public, anon;
+    `);
+    for (const query of ['select=id,full_names', 'full_names=eq.x', 'order=full_names', 'select=id,authors(full_name)']) {
+      const answer = await get(`people?${query}`);
+      expect(answer.status, `${query}: ${answer.text}`).toBe(400);
+      expect(answer.body).toMatchObject({ code: 'unknown_column', details: null });
+    }
+    const refused = await get('people?select=id,secret_score');
+    expect(refused.status, refused.text).toBe(401);
+    expect(refused.body).toMatchObject({ code: '42501', message: 'permission denied for function secret_score' });
+    expect((await get('people?select=secret_score&id=eq.1', p.service)).body).toEqual([{ secret_score: 42 }]);
   });
 });

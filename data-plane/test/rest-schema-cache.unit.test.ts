@@ -2,7 +2,8 @@
  * The schema cache: one load shared by concurrent requests, dropped on
  * demand, a failed load not kept, and a miss reloading at most once per
  * interval; and the catalog's rows read into a snapshot, views' columns
- * followed to their tables' keys.
+ * followed to their tables' keys and functions of a row read as computed
+ * fields and relationships.
  */
 import { describe, expect, it } from 'vitest';
 import { SchemaCache, snapshotFromCatalog } from '../src/rest/schema-cache';
@@ -160,7 +161,7 @@ describe('views: their columns followed to their tables', () => {
     expect(MAX_KEY_SHOWINGS).toBeGreaterThanOrEqual(9);
   });
 
-  it('reads views from the catalog: the keys inferred for them, by column name', () => {
+  it('reads views and functions of a row from the catalog: inferred keys, computed fields and computed relationships', () => {
     const column = (name: string, attnum: number) => ({ name, type: 'bigint', nullable: true, hasDefault: false, attnum });
     const snapshot = snapshotFromCatalog(JSON.stringify({
       relations: [
@@ -170,9 +171,33 @@ describe('views: their columns followed to their tables', () => {
       ],
       foreignKeys: [{ name: 'books_author_id_fkey', table: 'books', refTable: 'authors', columns: ['author_id'], refColumns: ['id'] }],
       functions: [],
+      rowFunctions: [
+        { name: 'shout', relation: 'authors', type: 'text', returnsSet: false, returnsRowOf: null, oneRow: false },
+        { name: 'books_of', relation: 'authors', type: 'books', returnsSet: true, returnsRowOf: 'books', oneRow: false },
+        { name: 'author_of', relation: 'books', type: 'authors', returnsSet: true, returnsRowOf: 'authors', oneRow: true },
+        { name: 'first_book', relation: 'authors', type: 'books', returnsSet: false, returnsRowOf: 'books', oneRow: false },
+        { name: 'words', relation: 'books', type: 'text', returnsSet: true, returnsRowOf: null, oneRow: false },
+        // Further arguments with defaults: a computed field (PostgreSQL calls it on the row alone), but no relationship, as in PostgREST.
+        { name: 'padded', relation: 'books', type: 'text', returnsSet: false, returnsRowOf: null, oneRow: false, arguments: 2 },
+        { name: 'sequels', relation: 'books', type: 'books', returnsSet: true, returnsRowOf: 'books', oneRow: false, arguments: 2 },
+      ],
       views: [{ oid: 20000, definition: SHELF }],
     }));
     expect(snapshot.foreignKeys.at(-1)).toEqual({ name: 'books_author_id_fkey', table: 'shelf', columns: ['writer (id)'], refTable: 'authors', refColumns: ['id'], oneToOne: false });
     expect(snapshot.relations.get('shelf')?.columns.map((c) => Object.keys(c))).toEqual([['name', 'type', 'nullable', 'hasDefault'], ['name', 'type', 'nullable', 'hasDefault'], ['name', 'type', 'nullable', 'hasDefault']]);
+    const authors = snapshot.relations.get('authors')!;
+    expect([...authors.computedFields.values()]).toEqual([
+      { name: 'shout', type: 'text', nullable: true, hasDefault: false, computedOf: 'authors' },
+      { name: 'first_book', type: 'books', nullable: true, hasDefault: false, computedOf: 'authors' },
+    ]);
+    expect([...authors.computedRelationships.values()]).toEqual([
+      { function: 'books_of', relation: 'authors', target: 'books', toOne: false },
+      { function: 'first_book', relation: 'authors', target: 'books', toOne: true },
+    ]);
+    // A set of values is neither: no column holds a set.
+    expect(snapshot.relations.get('books')?.computedFields.has('words')).toBe(false);
+    expect(snapshot.relations.get('books')?.computedRelationships.get('author_of')).toMatchObject({ target: 'authors', toOne: true });
+    expect(snapshot.relations.get('books')?.computedFields.has('padded')).toBe(true);
+    expect(snapshot.relations.get('books')?.computedRelationships.has('sequels')).toBe(false);
   });
 });

@@ -115,6 +115,28 @@ describe('insert', () => {
     const again = await upsert(2);
     expect([again.status, again.body]).toEqual([201, [{ id: 1, at: '2026-03-01', v: 2 }]]);
   });
+
+  it('returns computed fields and computed relationships of the rows written, an upsert’s too, and filters a PATCH by a computed field', async () => {
+    await sql(p, `
+      insert into authors (id, name) overriding system value values (70, 'Member author');
+      create table members (id int8 primary key, first_name text, last_name text, author_id int8 references authors (id));
+      create function full_name(members) returns text language sql stable as $$ select $1.first_name || ' ' || $1.last_name $$;
+      create function member_author(members) returns setof authors rows 1 language sql stable as $$ select * from authors where id = $1.author_id $$;
+    `);
+    const select = 'select=id,full_name,member_author(name)';
+    const inserted = await rest('POST', `members?${select}`, { headers: representation, body: { id: 1, first_name: 'Ada', last_name: 'Lovelace', author_id: 70 } });
+    expect([inserted.status, inserted.body], inserted.text).toEqual([201, [{ id: 1, full_name: 'Ada Lovelace', member_author: { name: 'Member author' } }]]);
+    // An upsert's returned rows carry its own column telling inserted from updated rows; the functions take them without it.
+    const upserted = await rest('POST', `members?${select}`, { headers: { prefer: 'return=representation,resolution=merge-duplicates' }, body: [{ id: 1, first_name: 'Augusta', last_name: 'King', author_id: 70 }, { id: 2, first_name: 'Alan', last_name: 'Turing', author_id: null }] });
+    expect([upserted.status, upserted.body], upserted.text).toEqual([201, [{ id: 1, full_name: 'Augusta King', member_author: { name: 'Member author' } }, { id: 2, full_name: 'Alan Turing', member_author: null }]]);
+    const patched = await rest('PATCH', `members?full_name=eq.Alan%20Turing&select=id,full_name`, { headers: representation, body: { first_name: 'A. M.' } });
+    expect([patched.status, patched.body], patched.text).toEqual([200, [{ id: 2, full_name: 'A. M. Turing' }]]);
+    const deleted = await rest('DELETE', 'members?full_name=like.Augusta*&select=full_name', { headers: representation });
+    expect(deleted.body).toEqual([{ full_name: 'Augusta King' }]);
+    // A computed field is not a column to write.
+    const written = await rest('POST', 'members', { body: { id: 3, full_name: 'x' } });
+    expect([written.status, written.body.code]).toEqual([400, 'unknown_column']);
+  });
 });
 
 describe('PUT', () => {

@@ -1,7 +1,7 @@
 /**
- * Planning of what a request reads: `select=` items resolved to columns and
- * embeddings (foreign keys in either direction, and those inferred for
- * views), and filters and order
+ * Planning of what a request reads: `select=` items resolved to columns,
+ * computed fields and embeddings (foreign keys in either direction, those
+ * inferred for views, computed relationships), and filters and order
  * resolved to known columns or to embeddings of their level. Every name
  * leaves here checked against the schema cache; nothing unknown reaches the
  * SQL builder.
@@ -11,13 +11,17 @@ import { embedPath, type Condition, type JsonStep, type OrderTerm, type SelectIt
 import type { Modifiers } from './parse';
 import type { ApiError } from '@baseplane/contracts';
 import { ambiguousEmbedding, invalidFilter, notEmbedded, relatedOrderNotToOne, unknownColumn, unknownRelationship } from './rest-errors';
-import { isKeyOf, type ColumnInfo, type ForeignKeyInfo, type RelationInfo, type SchemaSnapshot } from './schema-model';
+import { isKeyOf, type ColumnInfo, type ComputedRelationship, type ForeignKeyInfo, type RelationInfo, type SchemaSnapshot } from './schema-model';
 
 /** Something rows can be read from: a relation, or the result of a function. */
 export interface Source {
   name: string;
   columns: ColumnInfo[];
   columnsByName: Map<string, ColumnInfo>;
+  /** A relation's computed fields, named as columns are (a column of the same name wins, as in PostgreSQL). */
+  computedFields?: Map<string, ColumnInfo>;
+  /** A relation's computed relationships, embedded by the function's name. */
+  computedRelationships?: Map<string, ComputedRelationship>;
 }
 
 export type PlannedSelect =
@@ -34,6 +38,11 @@ export interface PlannedEmbed {
   many: boolean;
   /** Many-to-many: the junction table, and the pairs linking it to the parent and to the child; `on` is then empty. */
   through?: { relation: string; parentOn: Array<[string, string]>; childOn: Array<[string, string]> };
+  /**
+   * A computed relationship: the rows are those `public.<function>` returns
+   * for the parent's row (of relation `argument`); `on` is then empty.
+   */
+  computed?: { function: string; argument: string };
   inner: boolean;
   /** `...rel(cols)`: its columns appear in the parent row instead of under `alias` (to-one only). */
   spread?: boolean;
@@ -79,8 +88,9 @@ export interface PlannedModifiers {
   offset?: number;
 }
 
+/** A column of `source`, or else one of its computed fields. */
 function column(source: Source, name: string): ColumnInfo {
-  const found = source.columnsByName.get(name);
+  const found = source.columnsByName.get(name) ?? source.computedFields?.get(name);
   if (!found) throw unknownColumn(name, source.name);
   return found;
 }
@@ -116,7 +126,7 @@ export function planConditions(source: Source, conditions: Condition[], select?:
       const embed = embeddingNamed(select, condition.column);
       // is.null (and not.is.not_null) asks for no row, the negation of "has a row"; not.is.null and is.not_null ask for one.
       if (embed) return { kind: 'embedded', embed, negate: condition.negate === (test === 'not_null') };
-      if (!source.columnsByName.has(condition.column)) {
+      if (!source.columnsByName.has(condition.column) && !source.computedFields?.has(condition.column)) {
         throw unknownColumn(condition.column, source.name, `to filter by an embedding, name it in select= as ${condition.column}(…) (by its alias, when it has one)`);
       }
     }
@@ -258,8 +268,16 @@ function relationships(snapshot: SchemaSnapshot, parent: string, target: string,
   return direct.length > 0 ? direct : junctions(snapshot, parent, target, hint);
 }
 
-/** The table an embedding reads and how it links to `source`; a name that is no table may be a self-referencing key's column. */
-function embeddingOf(snapshot: SchemaSnapshot, source: Source, item: Extract<SelectItem, { kind: 'embed' }>): { target: RelationInfo; link: Relationship } {
+/**
+ * The table an embedding reads and how it links to `source`. A computed
+ * relationship of that name comes first, taking the place of foreign keys to
+ * a relation of the same name, as in PostgREST (where a hint does not apply
+ * to it); a name that is no table may be a self-referencing key's column.
+ */
+function embeddingOf(snapshot: SchemaSnapshot, source: Source, item: Extract<SelectItem, { kind: 'embed' }>): { target: RelationInfo; link: Relationship | ComputedRelationship } {
+  const computed = source.computedRelationships?.get(item.relation);
+  const computedTarget = computed && snapshot.relations.get(computed.target);
+  if (computed && computedTarget) return { target: computedTarget, link: computed };
   let target = snapshot.relations.get(item.relation);
   let links: Relationship[];
   if (target) {
@@ -309,13 +327,14 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
     const alias = item.alias ?? item.relation;
     const childPath = embedPath(path, alias);
     const select = planSelect(snapshot, target, item.children, modifiers, childPath);
+    const joined = 'fk' in link
+      ? { on: link.on, many: link.many, ...(link.through ? { through: link.through } : {}) }
+      : { on: [], many: !link.toOne, computed: { function: link.function, argument: link.relation } };
     planned.push({
       kind: 'embed',
       alias,
       relation: target,
-      on: link.on,
-      many: link.many,
-      ...(link.through ? { through: link.through } : {}),
+      ...joined,
       inner: item.inner,
       ...(item.spread ? { spread: true } : {}),
       ...(item.children.length === 0 ? { filterOnly: true } : {}),

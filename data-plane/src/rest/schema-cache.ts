@@ -4,15 +4,16 @@
  * and reloadable on demand (rate-limited) when a request names something the
  * cache does not know yet.
  */
-import type { ColumnInfo, FunctionInfo, RelationInfo, SchemaSnapshot } from './schema-model';
+import type { ColumnInfo, FunctionInfo, RelationInfo, RowFunction, SchemaSnapshot } from './schema-model';
 import { snapshotOf } from './schema-model';
 import { viewColumnSources } from './view-columns';
 
 /**
  * Reads the catalog of `public` in one round trip; run as `authenticator`,
  * which may read pg_catalog. Besides relations, keys and functions: the
- * query trees of the views that may show a key's columns, read by
- * view-columns.ts.
+ * functions taking one row of a relation (computed fields and
+ * relationships), and the query trees of the views that may show a key's
+ * columns, read by view-columns.ts.
  */
 export const CATALOG_QUERY = `
 select json_build_object(
@@ -55,6 +56,18 @@ select json_build_object(
                      from pg_attribute a where t.typrelid <> 0 and a.attrelid = t.typrelid and a.attnum > 0 and not a.attisdropped)))
     from pg_proc p join pg_type t on t.oid = p.prorettype
     where p.pronamespace = 'public'::regnamespace and p.prokind = 'f'), '[]'),
+  'rowFunctions', coalesce((
+    select json_agg(json_build_object(
+      'name', p.proname, 'relation', arg.relname, 'type', format_type(p.prorettype, null), 'returnsSet', p.proretset,
+      'returnsRowOf', ret.relname, 'oneRow', p.proretset and p.prorows = 1, 'arguments', p.pronargs))
+    from pg_proc p
+    join pg_type argt on argt.oid = p.proargtypes[0]
+    join pg_class arg on arg.oid = argt.typrelid and arg.relnamespace = 'public'::regnamespace and arg.relkind in ('r', 'p', 'v', 'm', 'f')
+    left join pg_type rett on rett.oid = p.prorettype
+    left join pg_class ret on ret.oid = rett.typrelid and ret.relnamespace = 'public'::regnamespace and ret.relkind in ('r', 'p', 'v', 'm', 'f')
+    -- One argument, or more whose others have defaults: what PostgreSQL's attribute notation (people.full_name) calls.
+    where p.pronamespace = 'public'::regnamespace and p.prokind = 'f' and p.pronargs >= 1 and p.pronargs - p.pronargdefaults <= 1
+      and p.prorettype <> 'void'::regtype), '[]'),
   'views', coalesce((
     -- Only the views that can show a key: those selecting a column in a foreign key of public (either side), or a
     -- column of another view; the others' query trees are not read.
@@ -126,6 +139,7 @@ export function snapshotFromCatalog(catalogJson: string): SchemaSnapshot {
     relations: Array<{ name: string; oid?: number; kind: 'table' | 'view'; relkind: RelationInfo['relkind']; comment: string | null; columns: RawColumn[]; primaryKey: string[]; uniqueKeys: string[][] }>;
     foreignKeys: Array<{ name: string; table: string; refTable: string; columns: string[]; refColumns: string[] }>;
     functions: RawFunction[];
+    rowFunctions?: Array<Omit<RowFunction, 'returnsRowOf'> & { returnsRowOf: string | null }>;
     views?: Array<{ oid: number; definition: string }>;
   };
   const views = raw.views ?? [];
@@ -141,6 +155,7 @@ export function snapshotFromCatalog(catalogJson: string): SchemaSnapshot {
     foreignKeys: raw.foreignKeys,
     functions: raw.functions.map(functionOf).filter((f): f is FunctionInfo => f !== undefined),
     viewColumns,
+    rowFunctions: (raw.rowFunctions ?? []).map(({ returnsRowOf, ...fn }) => (returnsRowOf === null ? fn : { ...fn, returnsRowOf })),
   });
 }
 

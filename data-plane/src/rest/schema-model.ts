@@ -11,6 +11,27 @@ export interface ColumnInfo {
   type: string;
   nullable: boolean;
   hasDefault: boolean;
+  /**
+   * A computed field (PostgREST's computed columns): not stored, but the value
+   * of the function `public.<name>` applied to the row of this relation. Read,
+   * filtered and ordered as a column; never written, nor part of `*`.
+   */
+  computedOf?: string;
+}
+
+/**
+ * A computed relationship (PostgREST's): a function of schema public taking
+ * a row of one relation and returning a row, or rows, of another (`returns
+ * setof books`, to-one when it returns one row or is declared `rows 1`),
+ * embedded under its own name as a foreign key would be.
+ */
+export interface ComputedRelationship {
+  function: string;
+  /** The relation whose row the function takes. */
+  relation: string;
+  /** The relation whose rows it returns. */
+  target: string;
+  toOne: boolean;
 }
 
 /** A table or view of schema `public`. */
@@ -34,6 +55,10 @@ export interface RelationInfo {
    */
   uniqueKeys: string[][];
   comment: string | null;
+  /** Its computed fields by name: functions of schema public taking its row and returning one value. */
+  computedFields: Map<string, ColumnInfo>;
+  /** Its computed relationships by function name. */
+  computedRelationships: Map<string, ComputedRelationship>;
 }
 
 /**
@@ -96,6 +121,22 @@ export interface SchemaSnapshot {
   loadedAt: number;
 }
 
+/** A function taking one row of a relation: a computed field (`type`, when it returns one value) and, when it returns rows of a relation, a computed relationship. */
+export interface RowFunction {
+  name: string;
+  /** The relation whose row it takes. */
+  relation: string;
+  /** `format_type` of what it returns. */
+  type: string;
+  returnsSet: boolean;
+  /** The relation whose row type it returns, if any. */
+  returnsRowOf?: string;
+  /** Declared `rows 1`: a set of at most one row, to-one as PostgREST takes it. */
+  oneRow?: boolean;
+  /** How many arguments it takes (1 when not said); those after the row have defaults. Only a function of the row alone is a relationship, as in PostgREST. */
+  arguments?: number;
+}
+
 /**
  * Builds a snapshot from plain lists (the catalog reader's output, or a unit
  * test's); a relation given without `uniqueKeys` has its primary key's alone,
@@ -104,16 +145,27 @@ export interface SchemaSnapshot {
  * every view showing its columns (see {@link viewForeignKeys}).
  */
 export function snapshotOf(input: {
-  relations: Array<Omit<RelationInfo, 'columnsByName' | 'uniqueKeys' | 'relkind'> & { uniqueKeys?: string[][]; relkind?: RelationInfo['relkind'] }>;
+  relations: Array<Omit<RelationInfo, 'columnsByName' | 'uniqueKeys' | 'relkind' | 'computedFields' | 'computedRelationships'> & { uniqueKeys?: string[][]; relkind?: RelationInfo['relkind'] }>;
   foreignKeys?: ForeignKeyInfo[];
   functions?: FunctionInfo[];
   viewColumns?: ViewColumnSource[];
+  rowFunctions?: RowFunction[];
 }): SchemaSnapshot {
   const relations = new Map<string, RelationInfo>();
   for (const relation of input.relations) {
     const uniqueKeys = relation.uniqueKeys ?? (relation.primaryKey.length > 0 ? [relation.primaryKey] : []);
     const relkind = relation.relkind ?? (relation.kind === 'table' ? 'r' : 'v');
-    relations.set(relation.name, { ...relation, relkind, uniqueKeys, columnsByName: new Map(relation.columns.map((c) => [c.name, c])) });
+    relations.set(relation.name, {
+      ...relation, relkind, uniqueKeys, columnsByName: new Map(relation.columns.map((c) => [c.name, c])), computedFields: new Map(), computedRelationships: new Map(),
+    });
+  }
+  for (const fn of input.rowFunctions ?? []) {
+    const relation = relations.get(fn.relation);
+    if (!relation) continue;
+    if (!fn.returnsSet && fn.type !== 'void') relation.computedFields.set(fn.name, { name: fn.name, type: fn.type, nullable: true, hasDefault: false, computedOf: relation.name });
+    if (fn.returnsRowOf !== undefined && relations.has(fn.returnsRowOf) && (fn.arguments ?? 1) === 1) {
+      relation.computedRelationships.set(fn.name, { function: fn.name, relation: relation.name, target: fn.returnsRowOf, toOne: !fn.returnsSet || fn.oneRow === true });
+    }
   }
   const functions = new Map<string, FunctionInfo[]>();
   for (const fn of input.functions ?? []) functions.set(fn.name, [...(functions.get(fn.name) ?? []), fn]);

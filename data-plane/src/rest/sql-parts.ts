@@ -35,9 +35,19 @@ const COMPARISON = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' 
 const RANGE = { sl: '<<', sr: '>>', nxl: '&<', nxr: '&>', adj: '-|-' } as const;
 const TSQUERY = { fts: 'to_tsquery', plfts: 'plainto_tsquery', phfts: 'phraseto_tsquery', wfts: 'websearch_to_tsquery' } as const;
 
-/** `table."col"`, followed by its JSON path with each key a parameter (an integer key indexes an array). */
+/**
+ * The row of `table` (an alias) as a value of relation `relation`'s type:
+ * `(t.*)`, never the bare alias, which a column of that name would take
+ * over; cast, since over a write's returned rows (a CTE) it is a record.
+ */
+export const rowOf = (table: string, relation: string) => `(${table}.*)::${qualified(relation)}`;
+
+/**
+ * `table."col"`, or a computed field's call on the row, followed by its JSON
+ * path with each key a parameter (an integer key indexes an array).
+ */
 function columnSql(table: string, column: ColumnInfo, json: JsonStep[] | undefined, params: Params): string {
-  let sql = `${table}.${ident(column.name)}`;
+  let sql = column.computedOf === undefined ? `${table}.${ident(column.name)}` : `${qualified(column.name)}(${rowOf(table, column.computedOf)})`;
   for (const step of json ?? []) sql = `(${sql} ${step.op} ${params.add(step.key)}::${/^-?\d{1,9}$/.test(step.key) ? 'int' : 'text'})`;
   return sql;
 }
@@ -141,8 +151,13 @@ function joinSql(on: Array<[string, string]>, parent: string, child: string): st
   return on.map(([p, c]) => `${child}.${ident(c)} = ${parent}.${ident(p)}`).join(' and ');
 }
 
-/** FROM and the condition linking an embedding's rows to the parent row, directly or through a junction table. */
+/**
+ * FROM and the condition linking an embedding's rows to the parent row:
+ * directly, through a junction table, or, for a computed relationship, by
+ * being what its function returns for the parent's row.
+ */
 function embedSource(item: Extract<PlannedSelect, { kind: 'embed' }>, parent: string, child: string, aliases: Aliases): { from: string; link: string } {
+  if (item.computed) return { from: `${qualified(item.computed.function)}(${rowOf(parent, item.computed.argument)}) ${child}`, link: 'true' };
   const from = `${qualified(item.relation.name)} ${child}`;
   if (!item.through) return { from, link: joinSql(item.on, parent, child) };
   const junction = aliases.take('_j');
