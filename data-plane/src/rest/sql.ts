@@ -245,42 +245,32 @@ function rpcSql(plan: RpcPlan): Statement {
   const before = from === undefined ? '' : `${from}, `;
   const shape = bodyShape(plan);
   const counted = plan.fn.returnsSet && plan.count === 'exact';
+  /** The answer's row over `rows`; counted, `source` is the CTE the page reads and `total` counts. */
+  const answer = (body: string, rows: string, source?: string): Statement => ({
+    text: source === undefined
+      ? `select ${body} as body, count(*)::int as page_count, null::bigint as total from ${rows}`
+      : `with pgrst_source as (${source}) select ${body} as body, count(*)::int as page_count, (select count(*) from pgrst_source) as total from ${rows}`,
+    values: params.values,
+  });
   if (plan.fn.returnsVoid) return { text: `select ${call}, null::text as body, 0 as page_count, null::bigint as total${fromArgs}`, values: params.values };
   if (plan.select && plan.fn.resultColumns) {
     const t = '_t0';
     const aliases = new Aliases();
-    if (counted) {
-      const source = `pgrst_source as (select ${t}.* from ${before}${call} ${t} where ${whereSql(plan.modifiers.where, t, params, aliases)})`;
-      const list = selectListSql(plan.select, t, params, aliases);
-      const page = `select ${list} from pgrst_source ${t}${orderSql(plan.modifiers.order, t, params, aliases)}${pageSql(plan.modifiers, params)}`;
-      return {
-        text: `with ${source} select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, (select count(*) from pgrst_source) as total from (${page}) _s`,
-        values: params.values,
-      };
-    }
+    const filtered = `${before}${call} ${t} where ${whereSql(plan.modifiers.where, t, params, aliases)}`;
     const list = selectListSql(plan.select, t, params, aliases);
-    const where = whereSql(plan.modifiers.where, t, params, aliases);
-    const page = `select ${list} from ${before}${call} ${t} where ${where}${orderSql(plan.modifiers.order, t, params, aliases)}${pageSql(plan.modifiers, params)}`;
-    if (!plan.fn.returnsSet) {
-      // One row: answered as an object, as PostgREST does for a function returning a single composite.
-      return { text: `select (select to_json(_s) from (${page}) _s)::text as body, 1 as page_count, null::bigint as total`, values: params.values };
-    }
-    return { text: `select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, null::bigint as total from (${page}) _s`, values: params.values };
+    const page = `${orderSql(plan.modifiers.order, t, params, aliases)}${pageSql(plan.modifiers, params)}`;
+    if (counted) return answer(bodySql(shape, plan.select), `(select ${list} from pgrst_source ${t}${page}) _s`, `select ${t}.* from ${filtered}`);
+    const rows = `select ${list} from ${filtered}${page}`;
+    // One row: answered as an object, as PostgREST does for a function returning a single composite.
+    if (!plan.fn.returnsSet) return { text: `select (select to_json(_s) from (${rows}) _s)::text as body, 1 as page_count, null::bigint as total`, values: params.values };
+    return answer(bodySql(shape, plan.select), `(${rows}) _s`);
   }
   if (plan.fn.returnsSet) {
     // Under the single-object media type the one value itself (checked to be one in respond), as PostgREST answers `7`, not `[7]`.
     const scalars = shape === 'object' ? `case when count(*) = 1 then (json_agg(_s.v) -> 0)::text end` : `coalesce(json_agg(_s.v), '[]')::text`;
-    if (counted) {
-      const page = pageSql(plan.modifiers, params);
-      return {
-        text: `with pgrst_source as (select _s.v from ${before}${call} as _s(v)) select ${scalars} as body, count(*)::int as page_count, ` +
-          `(select count(*) from pgrst_source) as total from (select _s.v from pgrst_source _s${page}) _s`,
-        values: params.values,
-      };
-    }
     const page = pageSql(plan.modifiers, params);
-    const rows = page === '' ? `${before}${call} as _s(v)` : `(select _s.v from ${before}${call} as _s(v)${page}) _s`;
-    return { text: `select ${scalars} as body, count(*)::int as page_count, null::bigint as total from ${rows}`, values: params.values };
+    if (counted) return answer(scalars, `(select _s.v from pgrst_source _s${page}) _s`, `select _s.v from ${before}${call} as _s(v)`);
+    return answer(scalars, page === '' ? `${before}${call} as _s(v)` : `(select _s.v from ${before}${call} as _s(v)${page}) _s`);
   }
   return { text: `select to_json(${call})::text as body, 1 as page_count, null::bigint as total${fromArgs}`, values: params.values };
 }
