@@ -293,6 +293,29 @@ describe('sql', () => {
     expect(del.text).toContain('delete from public."authors" _t0 where _t0."id" = $1 returning _t0.*');
   });
 
+  it('writes a view’s PUT, default on_conflict and Location by the key inferred from its table, under the view’s column names', () => {
+    const views = snapshotOf({
+      relations: [
+        { name: 'posts', kind: 'table', columns: [col('id', 'bigint', false), col('title')], primaryKey: ['id'], comment: null },
+        { name: 'post_titles', kind: 'view', columns: [col('post_id', 'bigint'), col('title')], primaryKey: [], comment: null },
+      ],
+      viewColumns: [
+        { view: 'post_titles', column: 'post_id', table: 'posts', tableColumn: 'id' },
+        { view: 'post_titles', column: 'title', table: 'posts', tableColumn: 'title' },
+      ],
+    });
+    const on = (method: string, query: string, more: Partial<RawRequest>) => statementFor(planRequest(request(method, 'post_titles', query, more), views));
+    const put = on('PUT', 'post_id=eq.1', { body: '{"post_id":1,"title":"a"}' });
+    expect(put.text).toContain('insert into public."post_titles" ("post_id", "title")');
+    // PostgreSQL takes ON CONFLICT on an automatically updatable view to its table's unique index; a view's RETURNING has no xmax.
+    expect(put.text).toContain(') _r where _r."post_id" = $2 on conflict ("post_id") do update set "title" = excluded."title" returning *)');
+    const merge = on('POST', '', { body: '{"post_id":1,"title":"a"}', headers: { prefer: 'resolution=merge-duplicates,return=headers-only' } });
+    expect(merge.text).toContain('on conflict ("post_id") do update set "title" = excluded."title" returning *)');
+    expect(merge.text).toContain('(select to_json(_k)::text from (select _t0."post_id" from pgrst_mutation _t0 limit 1) _k) as location');
+    const headersOnly = respond(planRequest(request('POST', 'post_titles', '', { body: '{"title":"a"}', headers: { prefer: 'return=headers-only' } }), views), { body: null, page_count: 1, total: 1, location: '{"post_id":7}' });
+    expect(headersOnly.headers.location).toBe('/post_titles?post_id=eq.7');
+  });
+
   it('inserts each key set of a missing=default bulk insert from the body by position, so PostgreSQL reads every value as sent', () => {
     const body = '[{"title":"a","author_id":9007199254740993},{"title":"b"},{"title":"c","author_id":1}]';
     const statement = sql('POST', 'posts', '', { body, headers: { prefer: 'missing=default' } });

@@ -161,6 +161,54 @@ describe('views: their columns followed to their tables', () => {
     expect(MAX_KEY_SHOWINGS).toBeGreaterThanOrEqual(9);
   });
 
+  it('infers a view’s primary key from the whole primary keys of the tables it shows, by the view’s column names', () => {
+    const col = (name: string) => ({ name, type: 'bigint', nullable: true, hasDefault: false });
+    const view = (name: string, ...columns: string[]) => ({ name, kind: 'view' as const, columns: columns.map(col), primaryKey: [], comment: null });
+    const snapshot = snapshotOf({
+      relations: [
+        { name: 'posts', kind: 'table', columns: [col('id'), col('title')], primaryKey: ['id'], comment: null },
+        { name: 'tags', kind: 'table', columns: [col('post_id'), col('tag')], primaryKey: ['post_id', 'tag'], comment: null },
+        { name: 'notes', kind: 'table', columns: [col('body')], primaryKey: [], comment: null },
+        view('renamed', 'title', 'key'),
+        view('twice', 'a', 'b'),
+        view('over_renamed', 'k2'),
+        view('partial', 'post_id'),
+        view('joined', 'tag', 'post_id', 'id'),
+        view('keyless', 'body'),
+        view('no_key_column', 'title'),
+      ],
+      viewColumns: [
+        { view: 'renamed', column: 'title', table: 'posts', tableColumn: 'title' },
+        { view: 'renamed', column: 'key', table: 'posts', tableColumn: 'id' },
+        { view: 'twice', column: 'a', table: 'posts', tableColumn: 'id' },
+        { view: 'twice', column: 'b', table: 'posts', tableColumn: 'id' },
+        { view: 'over_renamed', column: 'k2', table: 'posts', tableColumn: 'id' },
+        { view: 'partial', column: 'post_id', table: 'tags', tableColumn: 'post_id' },
+        { view: 'joined', column: 'tag', table: 'tags', tableColumn: 'tag' },
+        { view: 'joined', column: 'post_id', table: 'tags', tableColumn: 'post_id' },
+        { view: 'joined', column: 'id', table: 'posts', tableColumn: 'id' },
+        { view: 'keyless', column: 'body', table: 'notes', tableColumn: 'body' },
+        { view: 'no_key_column', column: 'title', table: 'posts', tableColumn: 'title' },
+      ],
+    });
+    const keys = Object.fromEntries([...snapshot.relations.values()].map((r) => [r.name, r.primaryKey]));
+    expect(keys).toEqual({
+      posts: ['id'],
+      tags: ['post_id', 'tag'],
+      notes: [],
+      renamed: ['key'],
+      // A column shown twice: the first, as PostgREST picks.
+      twice: ['a'],
+      over_renamed: ['k2'],
+      // Part of a key is no key.
+      partial: [],
+      // A join showing both tables' keys has both, each in its table's key order.
+      joined: ['post_id', 'tag', 'id'],
+      keyless: [],
+      no_key_column: [],
+    });
+  });
+
   it('reads views and functions of a row from the catalog: inferred keys, computed fields and computed relationships', () => {
     const column = (name: string, attnum: number) => ({ name, type: 'bigint', nullable: true, hasDefault: false, attnum });
     const snapshot = snapshotFromCatalog(JSON.stringify({
@@ -183,6 +231,8 @@ describe('views: their columns followed to their tables', () => {
       ],
       views: [{ oid: 20000, definition: SHELF }],
     }));
+    // shelf shows books' title and author_id, not its key: no key inferred.
+    expect(snapshot.relations.get('shelf')?.primaryKey).toEqual([]);
     expect(snapshot.foreignKeys.at(-1)).toEqual({ name: 'books_author_id_fkey', table: 'shelf', columns: ['writer (id)'], refTable: 'authors', refColumns: ['id'], oneToOne: false });
     expect(snapshot.relations.get('shelf')?.columns.map((c) => Object.keys(c))).toEqual([['name', 'type', 'nullable', 'hasDefault'], ['name', 'type', 'nullable', 'hasDefault'], ['name', 'type', 'nullable', 'hasDefault']]);
     const authors = snapshot.relations.get('authors')!;

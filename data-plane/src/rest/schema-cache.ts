@@ -13,7 +13,7 @@ import { viewColumnSources } from './view-columns';
  * which may read pg_catalog. Besides relations, keys and functions: the
  * functions taking one row of a relation (computed fields and
  * relationships), and the query trees of the views that may show a key's
- * columns, read by view-columns.ts.
+ * columns (a foreign key's, or a primary key's), read by view-columns.ts.
  */
 export const CATALOG_QUERY = `
 select json_build_object(
@@ -69,10 +69,10 @@ select json_build_object(
     where p.pronamespace = 'public'::regnamespace and p.prokind = 'f' and p.pronargs >= 1 and p.pronargs - p.pronargdefaults <= 1
       and p.prorettype <> 'void'::regtype), '[]'),
   'views', coalesce((
-    -- Only the views that can show a key: those selecting a column in a foreign key of public (either side), or a
-    -- column of another view; the others' query trees are not read.
+    -- Only the views that can show a key: those selecting a column in a foreign key of public (either side) or in a
+    -- primary key, or a column of another view; the others' query trees are not read.
     with key_columns as (
-      select k.conrelid as rel, unnest(k.conkey) as col from pg_constraint k where k.contype = 'f' and k.connamespace = 'public'::regnamespace
+      select k.conrelid as rel, unnest(k.conkey) as col from pg_constraint k where k.contype in ('f', 'p') and k.connamespace = 'public'::regnamespace
       union
       select k.confrelid, unnest(k.confkey) from pg_constraint k where k.contype = 'f' and k.connamespace = 'public'::regnamespace
     ), views as (

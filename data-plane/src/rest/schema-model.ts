@@ -47,6 +47,7 @@ export interface RelationInfo {
   /** Columns in table order. */
   columns: ColumnInfo[];
   columnsByName: Map<string, ColumnInfo>;
+  /** A table's primary key; a view's, inferred from the tables it shows (see {@link viewPrimaryKeys}). */
   primaryKey: string[];
   /**
    * The column sets no two rows share: the primary key's and each unique
@@ -142,7 +143,8 @@ export interface RowFunction {
  * test's); a relation given without `uniqueKeys` has its primary key's alone,
  * without `relkind` that of an ordinary table or view. `viewColumns` says
  * where views' columns come from: each foreign key is inferred again for
- * every view showing its columns (see {@link viewForeignKeys}).
+ * every view showing its columns (see {@link viewForeignKeys}), and a view
+ * showing a table's primary key has it (see {@link viewPrimaryKeys}).
  */
 export function snapshotOf(input: {
   relations: Array<Omit<RelationInfo, 'columnsByName' | 'uniqueKeys' | 'relkind' | 'computedFields' | 'computedRelationships'> & { uniqueKeys?: string[][]; relkind?: RelationInfo['relkind'] }>;
@@ -167,11 +169,47 @@ export function snapshotOf(input: {
       relation.computedRelationships.set(fn.name, { function: fn.name, relation: relation.name, target: fn.returnsRowOf, toOne: !fn.returnsSet || fn.oneRow === true });
     }
   }
+  if (input.viewColumns && input.viewColumns.length > 0) {
+    for (const [view, primaryKey] of viewPrimaryKeys(input.viewColumns, relations)) {
+      const relation = relations.get(view);
+      if (relation && relation.kind === 'view' && relation.primaryKey.length === 0) relation.primaryKey = primaryKey;
+    }
+  }
   const functions = new Map<string, FunctionInfo[]>();
   for (const fn of input.functions ?? []) functions.set(fn.name, [...(functions.get(fn.name) ?? []), fn]);
   const foreignKeys = input.foreignKeys ?? [];
   const inferred = input.viewColumns && input.viewColumns.length > 0 ? viewForeignKeys(foreignKeys, input.viewColumns, relations) : [];
   return { relations, foreignKeys: inferred.length > 0 ? [...foreignKeys, ...inferred] : foreignKeys, functions, loadedAt: Date.now() };
+}
+
+/**
+ * The primary keys of views, inferred as PostgREST's schema cache infers them:
+ * a view showing, unchanged, every column of a table's primary key has those
+ * columns of its own as its key (the first it shows when it shows one twice);
+ * a view showing the whole keys of several tables (a join) has them all, in
+ * the order it first shows each table. A view showing part of a key has
+ * none from it. Each view's key is named by its own columns.
+ */
+export function viewPrimaryKeys(viewColumns: ViewColumnSource[], relations: Map<string, RelationInfo>): Map<string, string[]> {
+  // view → table → table column → the view's first column showing it (viewColumns come in the view's column order)
+  const shown = new Map<string, Map<string, Map<string, string>>>();
+  for (const source of viewColumns) {
+    let tables = shown.get(source.view);
+    if (!tables) shown.set(source.view, (tables = new Map()));
+    let columns = tables.get(source.table);
+    if (!columns) tables.set(source.table, (columns = new Map()));
+    if (!columns.has(source.tableColumn)) columns.set(source.tableColumn, source.column);
+  }
+  const keys = new Map<string, string[]>();
+  for (const [view, tables] of shown) {
+    const key: string[] = [];
+    for (const [table, columns] of tables) {
+      const primaryKey = relations.get(table)?.primaryKey ?? [];
+      if (primaryKey.length > 0 && primaryKey.every((column) => columns.has(column))) key.push(...primaryKey.map((column) => columns.get(column)!));
+    }
+    if (key.length > 0) keys.set(view, key);
+  }
+  return keys;
 }
 
 /** How many ways one view may show one key's columns before the rest are left out (a column shown under several names multiplies them). */
