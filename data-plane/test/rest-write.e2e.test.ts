@@ -176,6 +176,75 @@ describe('PUT', () => {
   });
 });
 
+describe('writing through a view by the key it shows', () => {
+  beforeAll(async () => {
+    await sql(p, `
+      create table gadgets (id int8 primary key, name text, price int);
+      insert into gadgets values (1, 'one', 10);
+      create view gadget_names as select id as gadget_id, name from gadgets;
+      create view gadget_names_over as select name, gadget_id as gid from gadget_names;
+      create view gadget_prices as select name, price from gadgets;
+      create view gadgets_triggered as select id, name from gadgets;
+      create function gadgets_triggered_insert() returns trigger language plpgsql as $$
+        begin insert into gadgets (id, name) values (new.id, new.name); return new; end $$;
+      create trigger gadgets_triggered_insert instead of insert on gadgets_triggered for each row execute function gadgets_triggered_insert();
+    `);
+  });
+
+  it('puts one row through a view, and a view over it, by the key it shows under its own name', async () => {
+    const put = () => rest('PUT', 'gadget_names?gadget_id=eq.2', { body: { gadget_id: 2, name: 'two' } });
+    await expect.poll(async () => (await put()).status, { timeout: 1000, interval: 20 }).toBe(204);
+    // A view's RETURNING has no xmax to tell an inserted row from a replaced one: 200 either way.
+    const replaced = await rest('PUT', 'gadget_names?gadget_id=eq.2', { headers: representation, body: { gadget_id: 2, name: 'deux' } });
+    expect([replaced.status, replaced.body], replaced.text).toEqual([200, [{ gadget_id: 2, name: 'deux' }]]);
+    const over = await rest('PUT', 'gadget_names_over?gid=eq.3', { headers: representation, body: { gid: 3, name: 'three' } });
+    expect([over.status, over.body], over.text).toEqual([200, [{ name: 'three', gid: 3 }]]);
+    expect((await rest('GET', 'gadgets?select=id,name,price&order=id')).body).toEqual([
+      { id: 1, name: 'one', price: 10 }, { id: 2, name: 'deux', price: null }, { id: 3, name: 'three', price: null },
+    ]);
+    // The body's key must meet the filter's; the filters must be the key, by the view's name for it.
+    const mismatch = await rest('PUT', 'gadget_names?gadget_id=eq.4', { body: { gadget_id: 5, name: 'five' } });
+    expect([mismatch.status, mismatch.body.code, mismatch.body.details], mismatch.text).toEqual([400, 'invalid_request', { primaryKey: ['gadget_id'] }]);
+    const byTableName = await rest('PUT', 'gadget_names?id=eq.4', { body: { gadget_id: 4, name: 'four' } });
+    expect([byTableName.status, byTableName.body.code], byTableName.text).toEqual([400, 'unknown_column']);
+    const notKey = await rest('PUT', 'gadget_names?name=eq.x', { body: { gadget_id: 4, name: 'x' } });
+    expect([notKey.status, notKey.body.code, notKey.body.details], notKey.text).toEqual([400, 'invalid_request', { primaryKey: ['gadget_id'] }]);
+    // A view not showing the key has none.
+    const keyless = await rest('PUT', 'gadget_prices?name=eq.one', { body: { name: 'one', price: 11 } });
+    expect([keyless.status, keyless.body.code, keyless.body.details], keyless.text).toEqual([400, 'invalid_request', { primaryKey: [] }]);
+    expect((await rest('GET', 'gadgets?select=id&id=in.(4,5)')).body).toEqual([]);
+  });
+
+  it('upserts through a view on the key it shows by default, and answers headers-only with its Location', async () => {
+    const upsert = (prefer: string, body: unknown) => rest('POST', 'gadget_names', { headers: { prefer }, body });
+    await expect.poll(async () => (await upsert('resolution=merge-duplicates', { gadget_id: 1, name: 'uno' })).status, { timeout: 1000, interval: 20 }).toBe(201);
+    const merged = await upsert('return=representation,resolution=merge-duplicates', [{ gadget_id: 1, name: 'eins' }, { gadget_id: 6, name: 'six' }]);
+    expect([merged.status, merged.body], merged.text).toEqual([201, [{ gadget_id: 1, name: 'eins' }, { gadget_id: 6, name: 'six' }]]);
+    const ignored = await upsert('return=representation,resolution=ignore-duplicates', { gadget_id: 1, name: 'not applied' });
+    expect([ignored.status, ignored.body], ignored.text).toEqual([201, []]);
+    expect((await rest('GET', 'gadgets?select=id,name,price&id=in.(1,6)&order=id')).body).toEqual([{ id: 1, name: 'eins', price: 10 }, { id: 6, name: 'six', price: null }]);
+    const located = await rest('POST', 'gadget_names_over', { headers: { prefer: 'return=headers-only' }, body: { gid: 7, name: 'seven' } });
+    expect([located.status, located.headers.get('location')], located.text).toEqual([201, '/gadget_names_over?gid=eq.7']);
+    // The OpenAPI description notes the view's key.
+    const openapi = await rest('GET', '');
+    expect(openapi.body.definitions.gadget_names.properties.gadget_id.description).toContain('Primary Key');
+    expect(openapi.body.definitions.gadget_names.properties.name.description).toBeUndefined();
+  });
+
+  it('passes ON CONFLICT to a view with an INSTEAD OF trigger, which PostgreSQL refuses (400 42P10), as PostgREST does: no upsert made up', async () => {
+    const plain = await rest('POST', 'gadgets_triggered', { body: { id: 8, name: 'eight' } });
+    expect(plain.status, plain.text).toBe(201);
+    for (const answer of [
+      await rest('PUT', 'gadgets_triggered?id=eq.8', { body: { id: 8, name: 'huit' } }),
+      await rest('POST', 'gadgets_triggered', { headers: { prefer: 'resolution=merge-duplicates' }, body: { id: 8, name: 'huit' } }),
+    ]) {
+      expect([answer.status, answer.body.code], answer.text).toEqual([400, '42P10']);
+      expect(answer.body.message).toBe('there is no unique or exclusion constraint matching the ON CONFLICT specification');
+    }
+    expect((await rest('GET', 'gadgets?select=name&id=eq.8')).body).toEqual([{ name: 'eight' }]);
+  });
+});
+
 describe('update and delete', () => {
   it('updates the filtered rows: 204 by default, 200 with the rows for representation', async () => {
     expect((await rest('PATCH', 'posts?id=eq.2', { body: { score: 1 } })).status).toBe(204);
