@@ -25,6 +25,7 @@ describe('database errors', () => {
     ['0LP01', 403], ['28000', 403], ['08006', 503], ['53300', 503], ['57P01', 503], ['57014', 504],
     ['PT402', 402], ['PT418', 418], ['PT503', 503], ['PT200', 200],
     ['21000', 400, 'UPDATE requires a WHERE clause'], ['22023', 401, 'role "ghost" does not exist'], ['22023', 400, 'invalid value'],
+    ['55000', 400, 'cannot insert into view "joined"'], ['55000', 400, 'cannot update view "joined"'], ['55000', 400, 'cannot delete from view "joined"'],
   ];
   for (const [code, status, message] of table) {
     it(`${code}${message ? ` (${message})` : ''} answers ${status} with PostgreSQL's words`, () => {
@@ -48,6 +49,8 @@ describe('database errors', () => {
     // Raised on purpose by a function (PL/pgSQL's own, or a chosen PT5xx): the caller reads why.
     expect(databaseError(raised('P0002', 'query returned no rows'), 'anon')?.message).toBe('query returned no rows');
     expect(databaseError(raised('PT500', 'try later'), 'anon')).toMatchObject({ status: 500, message: 'try later' });
+    // 55000 is the caller's only for a write into a view PostgreSQL cannot update.
+    expect(databaseError(raised('55000', 'currval of sequence "s" is not yet defined in this session'), 'anon')?.status).toBe(500);
   });
 
   it('leaves what PostgreSQL did not raise to the caller, even with a code that looks like a SQLSTATE', () => {

@@ -243,6 +243,17 @@ describe('writing through a view by the key it shows', () => {
     }
     expect((await rest('GET', 'gadgets?select=name&id=eq.8')).body).toEqual([{ name: 'eight' }]);
   });
+
+  it('refuses a write into a view PostgreSQL cannot update with 400 and its reason, a PUT by the key of a join included', async () => {
+    await sql(p, `create view gadget_pairs as select a.id, a.name, b.id as other_id from gadgets a join gadgets b on b.id = a.id + 1;`);
+    const put = () => rest('PUT', 'gadget_pairs?id=eq.1', { body: { id: 1, name: 'x', other_id: 2 } });
+    await expect.poll(async () => (await put()).status, { timeout: 1000, interval: 20 }).toBe(400);
+    for (const answer of [await put(), await rest('POST', 'gadget_pairs', { body: { id: 9, name: 'x', other_id: 10 } }), await rest('PATCH', 'gadget_pairs?id=eq.1', { body: { name: 'x' } })]) {
+      expect([answer.status, answer.body.code], answer.text).toEqual([400, '55000']);
+      expect(answer.body.message).toMatch(/^cannot (insert into|update) view "gadget_pairs"$/);
+      expect(answer.body.details).toMatch(/not automatically updatable/);
+    }
+  });
 });
 
 describe('update and delete', () => {

@@ -31,6 +31,9 @@ function statusOf(code: string, message: string, role: ApiRole): number {
   if (code === '57014') return 504; // statement timeout (PostgREST: 500)
   if (code === '57P01') return 503; // administrator shutdown
   if (code === '54001') return 400; // statement too complex: a JSON value nested deeper than PostgreSQL parses (PostgREST: 500)
+  // A write into a view PostgreSQL cannot update (a join, a union, an aggregate, without INSTEAD OF triggers) is the
+  // caller's: its message says why (PostgREST: 500).
+  if (code === '55000' && /^cannot (insert into|update|delete from|merge into) view "/.test(message)) return 400;
   if (prefix === '54' || prefix === '55' || prefix === '57' || prefix === '58' || prefix === 'F0' || prefix === 'HV' || prefix === 'XX') return 500;
   if (code === 'P0001') return 400; // raise exception in user code
   if (prefix === 'P0') return 500; // other PL/pgSQL errors
