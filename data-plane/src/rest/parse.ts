@@ -267,23 +267,22 @@ export function parseRequest(raw: RawRequest): ApiRequest {
       request.onConflict = namesOf(value);
       continue;
     }
-    const last = tail;
-    const negatedLogic = segments.length >= 2 && segments[segments.length - 2] === 'not' && (last === 'or' || last === 'and');
+    const negatedLogic = segments.length >= 2 && segments[segments.length - 2] === 'not' && (tail === 'or' || tail === 'and');
     const path = segments.slice(0, negatedLogic ? -2 : -1).map(fieldName).reduce(embedPath, '');
-    if (last === 'order' || last === 'limit' || last === 'offset' || last === 'or' || last === 'and') {
+    if (tail === 'order' || tail === 'limit' || tail === 'offset' || tail === 'or' || tail === 'and') {
       const m = modifiersAt(modifiers, path);
-      if (last === 'order') m.order = parseOrder(value);
-      else if (last === 'limit') m.limit = nonNegativeInteger(key, value);
-      else if (last === 'offset') m.offset = nonNegativeInteger(key, value);
-      else m.where.push(parseLogic(last, negatedLogic, value));
+      if (tail === 'order') m.order = parseOrder(value);
+      else if (tail === 'limit') m.limit = nonNegativeInteger(key, value);
+      else if (tail === 'offset') m.offset = nonNegativeInteger(key, value);
+      else m.where.push(parseLogic(tail, negatedLogic, value));
       continue;
     }
     if (rpcGet && segments.length === 1) {
       request.rpcQuery.push([key, value]);
       continue;
     }
-    if (RESERVED.has(key) || last === '') throw invalidFilter(`"${key}" is not a valid filter`);
-    modifiersAt(modifiers, path).where.push(parseFilter(last, value));
+    if (RESERVED.has(key) || tail === '') throw invalidFilter(`"${key}" is not a valid filter`);
+    modifiersAt(modifiers, path).where.push(parseFilter(tail, value));
   }
   // As PostgREST (ApiRequest.getRanges, after RFC 9110): the Range header is read on GET only, so it never narrows a write.
   if (raw.method.toUpperCase() === 'GET') parseRange(header(raw, 'range'), modifiersAt(modifiers, ''));

@@ -88,9 +88,13 @@ export interface PlannedModifiers {
   offset?: number;
 }
 
-/** A column of `source`, or else one of its computed fields. */
+/** A column of `source`, or else one of its computed fields (a column of the same name wins). */
+function findColumn(source: Source, name: string): ColumnInfo | undefined {
+  return source.columnsByName.get(name) ?? source.computedFields?.get(name);
+}
+
 function column(source: Source, name: string): ColumnInfo {
-  const found = source.columnsByName.get(name) ?? source.computedFields?.get(name);
+  const found = findColumn(source, name);
   if (!found) throw unknownColumn(name, source.name);
   return found;
 }
@@ -126,7 +130,7 @@ export function planConditions(source: Source, conditions: Condition[], select?:
       const embed = embeddingNamed(select, condition.column);
       // is.null (and not.is.not_null) asks for no row, the negation of "has a row"; not.is.null and is.not_null ask for one.
       if (embed) return { kind: 'embedded', embed, negate: condition.negate === (test === 'not_null') };
-      if (!source.columnsByName.has(condition.column) && !source.computedFields?.has(condition.column)) {
+      if (!findColumn(source, condition.column)) {
         throw unknownColumn(condition.column, source.name, `to filter by an embedding, name it in select= as ${condition.column}(…) (by its alias, when it has one)`);
       }
     }

@@ -169,8 +169,9 @@ export function snapshotOf(input: {
       relation.computedRelationships.set(fn.name, { function: fn.name, relation: relation.name, target: fn.returnsRowOf, toOne: !fn.returnsSet || fn.oneRow === true });
     }
   }
-  if (input.viewColumns && input.viewColumns.length > 0) {
-    for (const [view, primaryKey] of viewPrimaryKeys(input.viewColumns, relations)) {
+  const showings = input.viewColumns && input.viewColumns.length > 0 ? showingsOf(input.viewColumns) : undefined;
+  if (showings) {
+    for (const [view, primaryKey] of viewPrimaryKeys(showings, relations)) {
       const relation = relations.get(view);
       if (relation && relation.kind === 'view' && relation.primaryKey.length === 0) relation.primaryKey = primaryKey;
     }
@@ -178,8 +179,24 @@ export function snapshotOf(input: {
   const functions = new Map<string, FunctionInfo[]>();
   for (const fn of input.functions ?? []) functions.set(fn.name, [...(functions.get(fn.name) ?? []), fn]);
   const foreignKeys = input.foreignKeys ?? [];
-  const inferred = input.viewColumns && input.viewColumns.length > 0 ? viewForeignKeys(foreignKeys, input.viewColumns, relations) : [];
+  const inferred = showings ? viewForeignKeys(foreignKeys, showings, relations) : [];
   return { relations, foreignKeys: inferred.length > 0 ? [...foreignKeys, ...inferred] : foreignKeys, functions, loadedAt: Date.now() };
+}
+
+/** Which views show which table columns: view → table → table column → the view's columns showing it, in the view's order. */
+export type ViewShowings = Map<string, Map<string, Map<string, string[]>>>;
+
+/** {@link ViewShowings} of the views' column sources (those of one view come together, in its column order). */
+export function showingsOf(viewColumns: ViewColumnSource[]): ViewShowings {
+  const showings: ViewShowings = new Map();
+  for (const source of viewColumns) {
+    let tables = showings.get(source.view);
+    if (!tables) showings.set(source.view, (tables = new Map()));
+    let columns = tables.get(source.table);
+    if (!columns) tables.set(source.table, (columns = new Map()));
+    columns.set(source.tableColumn, [...(columns.get(source.tableColumn) ?? []), source.column]);
+  }
+  return showings;
 }
 
 /**
@@ -190,22 +207,14 @@ export function snapshotOf(input: {
  * the order it first shows each table. A view showing part of a key has
  * none from it. Each view's key is named by its own columns.
  */
-export function viewPrimaryKeys(viewColumns: ViewColumnSource[], relations: Map<string, RelationInfo>): Map<string, string[]> {
-  // view → table → table column → the view's first column showing it (viewColumns come in the view's column order)
-  const shown = new Map<string, Map<string, Map<string, string>>>();
-  for (const source of viewColumns) {
-    let tables = shown.get(source.view);
-    if (!tables) shown.set(source.view, (tables = new Map()));
-    let columns = tables.get(source.table);
-    if (!columns) tables.set(source.table, (columns = new Map()));
-    if (!columns.has(source.tableColumn)) columns.set(source.tableColumn, source.column);
-  }
+export function viewPrimaryKeys(showings: ViewShowings, relations: Map<string, RelationInfo>): Map<string, string[]> {
   const keys = new Map<string, string[]>();
-  for (const [view, tables] of shown) {
+  for (const [view, tables] of showings) {
     const key: string[] = [];
     for (const [table, columns] of tables) {
       const primaryKey = relations.get(table)?.primaryKey ?? [];
-      if (primaryKey.length > 0 && primaryKey.every((column) => columns.has(column))) key.push(...primaryKey.map((column) => columns.get(column)!));
+      // The first of the view's columns showing each (they come in the view's column order).
+      if (primaryKey.length > 0 && primaryKey.every((column) => columns.has(column))) key.push(...primaryKey.map((column) => columns.get(column)![0]!));
     }
     if (key.length > 0) keys.set(view, key);
   }
@@ -222,20 +231,13 @@ export const MAX_KEY_SHOWINGS = 16;
  * referenced as the table is; and a view of each side links the two views.
  * The key keeps its name (for `!hint`) and its one-to-one-ness.
  */
-export function viewForeignKeys(foreignKeys: ForeignKeyInfo[], viewColumns: ViewColumnSource[], relations: Map<string, RelationInfo>): ForeignKeyInfo[] {
-  // table → view → table column → the view's columns showing it
-  const shown = new Map<string, Map<string, Map<string, string[]>>>();
-  for (const source of viewColumns) {
-    let views = shown.get(source.table);
-    if (!views) shown.set(source.table, (views = new Map()));
-    let columns = views.get(source.view);
-    if (!columns) views.set(source.view, (columns = new Map()));
-    columns.set(source.tableColumn, [...(columns.get(source.tableColumn) ?? []), source.column]);
-  }
+export function viewForeignKeys(foreignKeys: ForeignKeyInfo[], showings: ViewShowings, relations: Map<string, RelationInfo>): ForeignKeyInfo[] {
   /** The relation itself, then each view showing all of `columns`, once per way it shows them. */
   const sides = (table: string, columns: string[]): Array<{ relation: string; columns: string[] }> => {
     const found = [{ relation: table, columns }];
-    for (const [view, byColumn] of shown.get(table) ?? []) {
+    for (const [view, tables] of showings) {
+      const byColumn = tables.get(table);
+      if (!byColumn) continue;
       let ways: string[][] = [[]];
       for (const column of columns) {
         const names = byColumn.get(column) ?? [];

@@ -110,10 +110,11 @@ function mutationAnswerSql(plan: InsertPlan | UpdatePlan | DeletePlan, params: P
     plan.return === 'headers-only' && pk.length > 0
       ? `(select to_json(_k)::text from (select ${pk.map((c) => `${t}.${ident(c)}`).join(', ')} from pgrst_mutation ${t} limit 1) _k)`
       : 'null::text';
-  const inserted = countsInserted(plan) ? '(select count(*) from pgrst_mutation where pgrst_inserted)' : 'null::bigint';
+  const counts = countsInserted(plan);
+  const inserted = counts ? '(select count(*) from pgrst_mutation where pgrst_inserted)' : 'null::bigint';
   // The answer's rows are the relation's columns alone (not `pgrst_inserted`), so that a computed field's or
   // relationship's function can take them as a row of the relation.
-  const rows = countsInserted(plan) ? `(select ${columnList(plan.relation.columns)} from pgrst_mutation) ${t}` : `pgrst_mutation ${t}`;
+  const rows = counts ? `(select ${columnList(plan.relation.columns)} from pgrst_mutation) ${t}` : `pgrst_mutation ${t}`;
   return `select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, count(*) as total, ${location} as location, ${inserted} as inserted from (select ${list} from ${rows}) _s`;
 }
 
