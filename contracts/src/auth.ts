@@ -4,6 +4,7 @@
  */
 import { Type, type Static, type StringOptions } from '@sinclair/typebox';
 import { ApiError } from './errors';
+import { invalidInput } from './validate';
 
 /**
  * The one string of every auth body, its length bounded. A NUL character,
@@ -178,7 +179,7 @@ export type UpdateAuthSettingsBody = Static<typeof UpdateAuthSettingsBody>;
  * A settings change's URLs, once the body has its shape: each must be one
  * `new URL()` parses (the pattern lets through a port past 65535 or
  * `http://[::1`), since the data plane compares redirect targets with them as
- * URLs. Else 400 `invalid_request` naming each, as `validate()` answers.
+ * URLs. Else 400 `invalid_request` naming each, as `validate()` answers (`invalidInput`).
  */
 export function checkAuthSettingsUrls(body: UpdateAuthSettingsBody): void {
   const urls: Array<[string, string]> = [];
@@ -186,7 +187,7 @@ export function checkAuthSettingsUrls(body: UpdateAuthSettingsBody): void {
   body.redirectUrls?.forEach((url, index) => urls.push([`/redirectUrls/${index}`, url]));
   const message = 'must be a URL that parses (a valid host, a port up to 65535)';
   const errors = urls.filter(([, url]) => !URL.canParse(url)).map(([path]) => ({ path, message }));
-  if (errors.length > 0) throw new ApiError(400, 'invalid_request', `invalid body: ${errors[0]!.path} ${message}`, errors.slice(0, 10));
+  if (errors.length > 0) throw invalidInput('body', errors);
 }
 
 /** `PATCH /me`: the user's own profile, and a new password. */

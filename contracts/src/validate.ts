@@ -69,10 +69,17 @@ export function validate<T extends TSchema>(schema: T, value: unknown, what = 'b
   if (check.Check(input)) {
     const nul = nulPath(input);
     if (nul === undefined) return input as Static<T>;
-    const message = 'must not contain a NUL character';
-    throw new ApiError(400, 'invalid_request', `invalid ${what}: ${nul} ${message}`, [{ path: nul, message }]);
+    throw invalidInput(what, [{ path: nul, message: 'must not contain a NUL character' }]);
   }
-  const errors = [...check.Errors(input)].slice(0, 10).map((e) => ({ path: e.path || '/', message: messageOf(e) }));
+  throw invalidInput(what, [...check.Errors(input)].map((e) => ({ path: e.path || '/', message: messageOf(e) })));
+}
+
+/**
+ * The 400 `invalid_request` of a refused input: the first problem in the
+ * message, up to ten in `details`. For checks a schema cannot say, too.
+ */
+export function invalidInput(what: string, problems: Array<{ path: string; message: string }>): ApiError {
+  const errors = problems.slice(0, 10);
   const first = errors[0];
-  throw new ApiError(400, 'invalid_request', `invalid ${what}${first ? `: ${first.path} ${first.message}` : ''}`, errors);
+  return new ApiError(400, 'invalid_request', `invalid ${what}${first ? `: ${first.path} ${first.message}` : ''}`, errors);
 }

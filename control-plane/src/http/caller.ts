@@ -24,6 +24,13 @@ export function withoutApiKey(query: unknown): Record<string, unknown> {
   return parameters;
 }
 
+type Operator = Extract<Caller, { kind: 'operator' }>;
+
+function onlyOperator(caller: Caller, why = 'a platform token is required for this endpoint'): Operator {
+  if (caller.kind !== 'operator') throw new ApiError(403, 'forbidden', why);
+  return caller;
+}
+
 export class CallerResolver {
   constructor(private readonly db: Pool, private readonly tokens: PlatformTokenService) {}
 
@@ -61,10 +68,17 @@ export class CallerResolver {
   }
 
   /** An operator is required (project keys cannot create or list projects). */
-  async operator(request: FastifyRequest): Promise<Extract<Caller, { kind: 'operator' }>> {
-    const caller = await this.resolve(request);
-    if (caller.kind !== 'operator') throw new ApiError(403, 'forbidden', 'a platform token is required for this endpoint');
-    return caller;
+  async operator(request: FastifyRequest): Promise<Operator> {
+    return onlyOperator(await this.resolve(request));
+  }
+
+  /**
+   * A member of the project's team, not a key. The project is checked first,
+   * so another project's key is 401 here as everywhere (API.md → Credentials)
+   * and only the project's own service key is told `why`, 403.
+   */
+  async operatorOf(request: FastifyRequest, projectId: string, why?: string): Promise<Operator> {
+    return onlyOperator((await this.forProject(request, projectId)).caller, why);
   }
 
   /**

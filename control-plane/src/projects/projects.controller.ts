@@ -4,13 +4,16 @@
  */
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, CreateProjectBody, EventsQuery, IdParam, ListProjectsQuery, RotateKeyBody, notFound } from '@baseplane/contracts';
+import { CreateProjectBody, EventsQuery, IdParam, ListProjectsQuery, RotateKeyBody, notFound } from '@baseplane/contracts';
 import { validate } from '../http/validate';
 import { CallerResolver, withoutApiKey } from '../http/caller';
 import { AccountsService } from '../accounts/accounts.service';
 import { ProjectsService } from './projects.service';
 import type { CommandContext } from '../domain/handle-command';
 import type { CommandOutcome, CommandRunner } from './command-runner';
+
+/** A rotation answers both keys, so it is for team members only, as the keys are shown. */
+const KEYS_FOR_MEMBERS = 'keys are shown to team members only';
 
 export const wantsAsync = (request: FastifyRequest) => /\brespond-async\b/i.test(String(request.headers.prefer ?? ''));
 
@@ -87,9 +90,7 @@ export class ProjectsController {
   @Delete(':id')
   async remove(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param() params: unknown) {
     const { id } = validate(IdParam, params, 'path');
-    // The project first: another project's key is 401 here as everywhere (API.md → Credentials); its own key is 403.
-    await this.callers.forProject(request, id);
-    const caller = await this.callers.operator(request);
+    const caller = await this.callers.operatorOf(request, id);
     const outcome = await this.projects.delete(caller, id, wantsAsync(request));
     return this.answer(reply, outcome, 200, () => this.projects.get(id, false));
   }
@@ -97,7 +98,7 @@ export class ProjectsController {
   @Get(':id/keys')
   async keys(@Req() request: FastifyRequest, @Param() params: unknown) {
     const { id } = validate(IdParam, params, 'path');
-    await this.requireOperatorOf(request, id);
+    await this.callers.operatorOf(request, id, KEYS_FOR_MEMBERS);
     return this.projects.keys(id);
   }
 
@@ -105,8 +106,7 @@ export class ProjectsController {
   @HttpCode(200)
   async rotate(@Req() request: FastifyRequest, @Param() params: unknown, @Body() body: unknown) {
     const { id } = validate(IdParam, params, 'path');
-    // A rotation answers both keys: for team members only, as the keys are shown.
-    const caller = await this.requireOperatorOf(request, id);
+    const caller = await this.callers.operatorOf(request, id, KEYS_FOR_MEMBERS);
     return this.projects.rotateKey(caller, id, validate(RotateKeyBody, body).kind);
   }
 
@@ -140,12 +140,6 @@ export class ProjectsController {
     const { id: opId } = validate(IdParam, { id: rawOpId }, 'path');
     await this.callers.forProject(request, id);
     return this.projects.operation(id, opId);
-  }
-
-  private async requireOperatorOf(request: FastifyRequest, projectId: string) {
-    const { caller } = await this.callers.forProject(request, projectId);
-    if (caller.kind !== 'operator') throw new ApiError(403, 'forbidden', 'keys are shown to team members only');
-    return caller;
   }
 
   private answer<T>(reply: FastifyReply, outcome: CommandOutcome, status: number, resource: () => Promise<T>) {
