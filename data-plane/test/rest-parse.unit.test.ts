@@ -229,6 +229,12 @@ describe('requests', () => {
     expect(parseRequest(raw('id=eq.1', { method: 'PUT', body: '{"id":1}' })).action).toBe('upsert');
   });
 
+  it('refuses writes to the root, which names no table (405, as PostgREST)', () => {
+    for (const method of ['POST', 'PATCH', 'PUT', 'DELETE']) {
+      expect(() => parseRequest(raw('', { method, target: '', body: '{"id":1}' })), method).toThrow(expect.objectContaining({ status: 405, code: 'method_not_allowed' }));
+    }
+  });
+
   it('serves schema public only: another Accept-Profile or Content-Profile is 406', () => {
     expect(parseRequest(raw('', { headers: { 'accept-profile': 'public' } })).action).toBe('read');
     expect(() => parseRequest(raw('', { headers: { 'accept-profile': 'auth' } }))).toThrow(expect.objectContaining({ status: 406 }));

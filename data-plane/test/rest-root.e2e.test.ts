@@ -31,6 +31,14 @@ describe('GET /rest/v1/', () => {
     { name: 'an unknown data-plane route is 404', method: 'GET', url: '/rest/v1/../../nothing', expectedStatus: 404 },
   ]);
 
+  it('takes no writes: the root names no table (405, as PostgREST)', async () => {
+    for (const method of ['POST', 'PATCH', 'PUT', 'DELETE']) {
+      const answer = await call(method, '/rest/v1/', { headers: { apikey: project.serviceKey }, body: { id: 1 } });
+      expect(answer.status, `${method} ${answer.text}`).toBe(405);
+      expect(answer.body).toMatchObject({ code: 'method_not_allowed', message: `${method} is not allowed here` });
+    }
+  });
+
   it('stops accepting a rotated key within a second', async () => {
     const rotated = await call('POST', `/api/projects/${project.id}/keys/rotate`, { headers: bearer(operator.token), body: { kind: 'anon' } });
     expect(rotated.status).toBe(200);

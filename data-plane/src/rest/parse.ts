@@ -210,16 +210,15 @@ function namesOf(text: string): string[] {
   return splitOutsideQuotes(text, ',').map((name) => fieldName(name.trim())).filter(Boolean);
 }
 
+const TABLE_ACTIONS: Partial<Record<string, Action>> = { GET: 'read', HEAD: 'read', POST: 'insert', PATCH: 'update', PUT: 'upsert', DELETE: 'delete' };
+const RPC_ACTIONS: Partial<Record<string, Action>> = { GET: 'rpc', HEAD: 'rpc', POST: 'rpc' };
+
+/** What a method does to its target; the root (`/rest/v1/`, no table) is read by its own route only, as in PostgREST. */
 function actionOf(raw: RawRequest): Action {
   const method = raw.method.toUpperCase();
-  if (raw.rpc) {
-    if (method === 'GET' || method === 'HEAD' || method === 'POST') return 'rpc';
-  } else if (method === 'GET' || method === 'HEAD') return 'read';
-  else if (method === 'POST') return 'insert';
-  else if (method === 'PATCH') return 'update';
-  else if (method === 'PUT') return 'upsert';
-  else if (method === 'DELETE') return 'delete';
-  throw new ApiError(405, 'method_not_allowed', `${method} is not allowed here`);
+  const action = raw.rpc ? RPC_ACTIONS[method] : raw.target === '' ? undefined : TABLE_ACTIONS[method];
+  if (!action) throw new ApiError(405, 'method_not_allowed', `${method} is not allowed here`);
+  return action;
 }
 
 /** Parses one data request. Throws the API error for anything malformed. */
