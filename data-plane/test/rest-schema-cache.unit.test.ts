@@ -50,7 +50,7 @@ describe('SchemaCache', () => {
 });
 
 describe('snapshotFromCatalog', () => {
-  it('reads relations, keys and functions, leaving out functions with unnamed arguments', () => {
+  it('reads relations, keys and functions, leaving out functions with unnamed arguments; a function returning a relation’s rows names it', () => {
     const snapshot = snapshotFromCatalog(JSON.stringify({
       relations: [{ name: 'posts', kind: 'table', comment: null, columns: [{ name: 'id', type: 'bigint', nullable: false, hasDefault: true }], primaryKey: ['id'] }],
       foreignKeys: [],
@@ -58,11 +58,14 @@ describe('snapshotFromCatalog', () => {
         { name: 'f', returnsSet: true, returnsVoid: false, volatile: false, returnType: 'record', argNames: ['a', 'x', 'y'], argModes: ['i', 't', 't'], argTypes: ['integer', 'text', 'bigint'], inputCount: 1, defaultCount: 0, rowColumns: null },
         { name: 'g', returnsSet: false, returnsVoid: false, volatile: true, returnType: 'integer', argNames: [], argModes: [], argTypes: ['integer'], inputCount: 1, defaultCount: 0, rowColumns: null },
         { name: 'h', returnsSet: false, returnsVoid: false, volatile: false, returnType: 'integer', argNames: ['a', 'b'], argModes: [], argTypes: ['integer', 'integer'], inputCount: 2, defaultCount: 1, rowColumns: null },
+        { name: 'latest', returnsSet: true, returnsVoid: false, volatile: false, returnType: 'posts', argNames: [], argModes: [], argTypes: [], inputCount: 0, defaultCount: 0, rowColumns: [{ name: 'id', type: 'bigint', nullable: true, hasDefault: false }], returnsRowOf: 'posts' },
       ],
     }));
     expect(snapshot.relations.get('posts')?.columnsByName.get('id')?.type).toBe('bigint');
     expect(snapshot.functions.get('f')?.[0]).toMatchObject({ args: [{ name: 'a', type: 'integer', hasDefault: false }], returnsRow: true, resultColumns: [{ name: 'x', type: 'text' }, { name: 'y', type: 'bigint' }] });
     expect(snapshot.functions.has('g')).toBe(false);
+    expect(snapshot.functions.get('f')?.[0]?.returnsRowOf).toBeUndefined();
+    expect(snapshot.functions.get('latest')?.[0]).toMatchObject({ returnsRow: true, returnsRowOf: 'posts', resultColumns: [{ name: 'id' }] });
     expect(snapshot.functions.get('h')?.[0]?.args).toEqual([{ name: 'a', type: 'integer', hasDefault: false }, { name: 'b', type: 'integer', hasDefault: true }]);
   });
 });

@@ -52,6 +52,8 @@ select json_build_object(
       'argNames', coalesce(p.proargnames, '{}'), 'argModes', coalesce(p.proargmodes::text[], '{}'),
       'argTypes', array(select format_type(x, null) from unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) with ordinality u(x, n) order by n),
       'inputCount', p.pronargs, 'defaultCount', p.pronargdefaults,
+      'returnsRowOf', (select rc.relname from pg_class rc
+                       where rc.oid = t.typrelid and rc.relnamespace = 'public'::regnamespace and rc.relkind in ('r', 'p', 'v', 'm', 'f')),
       'rowColumns', (select json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'nullable', true, 'hasDefault', false) order by a.attnum)
                      from pg_attribute a where t.typrelid <> 0 and a.attrelid = t.typrelid and a.attnum > 0 and not a.attisdropped)))
     from pg_proc p join pg_type t on t.oid = p.prorettype
@@ -99,6 +101,7 @@ interface RawFunction {
   inputCount: number;
   defaultCount: number;
   rowColumns: ColumnInfo[] | null;
+  returnsRowOf?: string | null;
 }
 
 /** Turns one pg_proc row into what rpc needs; functions with unnamed inputs cannot be called by name and are left out. */
@@ -128,6 +131,7 @@ function functionOf(raw: RawFunction): FunctionInfo | undefined {
     info.resultColumns = columns;
     info.returnsRow = true;
   }
+  if (raw.returnsRowOf) info.returnsRowOf = raw.returnsRowOf;
   return info;
 }
 

@@ -111,6 +111,13 @@ export interface FunctionInfo {
   volatile: boolean;
   /** Columns of the result rows, when it returns rows of a known shape (a table's rows or `returns table`). */
   resultColumns?: ColumnInfo[];
+  /**
+   * The relation of schema public whose row type it returns (`returns setof
+   * posts`, `returns posts`, a view's type too): its rows are that relation's,
+   * with its keys, computed fields and computed relationships, as PostgREST
+   * takes them. `returns table (…)` and `setof record` have none.
+   */
+  returnsRowOf?: string;
 }
 
 /** One project's schema as the data API serves it. */
