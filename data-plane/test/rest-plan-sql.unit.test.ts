@@ -404,6 +404,14 @@ describe('views and computed fields (PostgREST’s view relationships, computed 
       { name: 'books_of', relation: 'authors', type: 'books', returnsSet: true, returnsRowOf: 'books' },
       { name: 'authors', relation: 'books', type: 'authors', returnsSet: true, returnsRowOf: 'authors', oneRow: true },
     ],
+    functions: [
+      { name: 'books_by', args: [{ name: 'author', type: 'bigint', hasDefault: false }], returnType: 'books', returnsSet: true, returnsRow: true, returnsVoid: false, volatile: false, resultColumns: [col('id', 'bigint'), col('title'), col('author_id', 'bigint')], returnsRowOf: 'books' },
+      { name: 'first_book', args: [], returnType: 'books', returnsSet: false, returnsRow: true, returnsVoid: false, volatile: false, resultColumns: [col('id', 'bigint'), col('title'), col('author_id', 'bigint')], returnsRowOf: 'books' },
+      { name: 'published', args: [], returnType: 'published_books', returnsSet: true, returnsRow: true, returnsVoid: false, volatile: false, resultColumns: [col('id', 'bigint'), col('title'), col('writer', 'bigint')], returnsRowOf: 'published_books' },
+      // `returns table (…)`, one of them named as a table: rows of no relation.
+      { name: 'book_rows', args: [], returnType: 'record', returnsSet: true, returnsRow: true, returnsVoid: false, volatile: false, resultColumns: [col('id', 'bigint'), col('author_id', 'bigint')] },
+      { name: 'books', args: [], returnType: 'record', returnsSet: true, returnsRow: true, returnsVoid: false, volatile: false, resultColumns: [col('id', 'bigint'), col('author_id', 'bigint')] },
+    ],
   });
   const planOf = (method: string, target: string, query: string, more: Partial<RawRequest> = {}) => planRequest(request(method, target, query, more), library);
   const first = (target: string, query: string) => {
@@ -474,6 +482,33 @@ describe('views and computed fields (PostgREST’s view relationships, computed 
     expect(statementFor(planOf('GET', 'books', 'select=title,authors(name)&order=authors(name)')).text).toContain('order by (select _t3."name" from public."authors"((_t0.*)::public."books") _t3 where true and true limit 1) asc');
     // A computed relationship is the relation's own: from a view or another table it is unknown.
     expect(() => planOf('GET', 'published_books', 'select=books_of(title)')).toThrow(expect.objectContaining({ status: 400, code: 'unknown_relation' }));
+  });
+
+  it('reads an rpc’s rows of a relation’s type as that relation’s: its keys, computed fields and relationships, !inner and related order, in the count too', () => {
+    const rpc = (method: string, target: string, query: string, more: Partial<RawRequest> = {}) => planRequest(parseRequest({ method, target, rpc: true, query, headers: {}, ...more }), library);
+    const planned = rpc('POST', 'books_by', 'select=title,lang:meta->>lang,authors(name,shout),tags(label)', { body: '{"author":1}' });
+    expect(planned.kind === 'rpc' && planned.select).toMatchObject([
+      { kind: 'column', column: { name: 'title' } },
+      { kind: 'column', column: { name: 'meta', computedOf: 'books' } },
+      { kind: 'embed', relation: { name: 'authors' }, many: false, computed: { function: 'authors', argument: 'books' }, select: [{}, { column: { computedOf: 'authors' } }] },
+      { kind: 'embed', relation: { name: 'tags' }, many: true, through: { relation: 'books_tags', parentOn: [['id', 'book_id']] } },
+    ]);
+    const statement = statementFor(rpc('GET', 'books_by', 'author=1&select=title,authors!inner(name)&authors.name=eq.Ada&title=neq.x&order=authors(name).desc', { headers: { prefer: 'count=exact' } }));
+    expect(statement.text).toBe(
+      'with pgrst_source as (select _t0.* from public."books_by"("author" => $1) _t0 where _t0."title" <> $2 and exists (select 1 from public."authors"((_t0.*)::public."books") _t1 where true and _t1."name" = $3)) ' +
+        'select coalesce(json_agg(_s), \'[]\')::text as body, count(*)::int as page_count, (select count(*) from pgrst_source) as total ' +
+        'from (select _t0."title" as "title", (select to_json(_e3) from (select _t2."name" as "name" from public."authors"((_t0.*)::public."books") _t2 where true and _t2."name" = $4 limit 1) _e3) as "authors" from pgrst_source _t0 ' +
+        'order by (select _t4."name" from public."authors"((_t0.*)::public."books") _t4 where true and _t4."name" = $5 limit 1) desc) _s',
+    );
+    expect(statement.values).toEqual(['1', 'x', 'Ada', 'Ada', 'Ada']);
+    // One row of a table's type, and rows of a view's type through the keys of the table it shows.
+    expect(statementFor(rpc('POST', 'first_book', 'select=title,tags(label)', { body: '{}' })).text).toContain('from public."tags" _t1 join public."books_tags" _j3 on _j3."tag_id" = _t1."id" where _j3."book_id" = _t0."id"');
+    expect(statementFor(rpc('GET', 'published', 'select=title,authors(name)&authors=not.is.null')).text).toContain('from public."published"() _t0 where exists (select 1 from public."authors" _t1 where _t1."id" = _t0."writer" and true)');
+    // Rows of no relation have no relationships, even under a table's name (PostgREST's PGRST200); an unused embedded filter is refused.
+    for (const target of ['book_rows', 'books']) {
+      expect(() => rpc('GET', target, 'select=id,authors(name)')).toThrow(expect.objectContaining({ status: 400, code: 'unknown_relation', message: `could not find a relationship between "${target}" and "authors"` }));
+    }
+    expect(() => rpc('GET', 'books_by', 'author=1&tags.label=eq.x')).toThrow(expect.objectContaining({ status: 400, code: 'invalid_filter' }));
   });
 });
 

@@ -204,6 +204,14 @@ describe('rpc', () => {
     expect((await anon.rpc('touch_nothing')).status).toBe(204);
     expect((await anon.rpc('nope')).status).toBe(404);
   });
+
+  it('embeds from the rows of a function returning a table’s rows, as from the table', async () => {
+    const embedded = await anon.rpc('posts_by_author', { author: 1 }).select('title, author:authors(name), comments!inner(body)').eq('comments.body', 'nice');
+    expect(embedded.error).toBeNull();
+    expect(embedded.data).toEqual([{ title: 'Hello world', author: { name: 'Ada' }, comments: [{ body: 'nice' }] }]);
+    const byGet = await anon.rpc('posts_by_author', { author: 1 }, { get: true }).select('id, authors(name)').order('id');
+    expect(byGet.data).toEqual([{ id: 1, authors: { name: 'Ada' } }, { id: 2, authors: { name: 'Ada' } }]);
+  });
 });
 
 describe('RLS as users', () => {

@@ -664,6 +664,42 @@ describe('embedding views, computed fields and computed relationships (PostgREST
     expect((await get('people?select=id,posts_of(id)&posts_of=not.is.null&posts_of.published=is.false')).body).toEqual([{ id: 1, posts_of: [{ id: 2 }] }]);
   });
 
+  it('embeds from an rpc’s rows of a table’s or view’s type through its keys, with its computed fields and relationships, by GET and POST', async () => {
+    await sql(p, `
+      create function everyone() returns setof people language sql stable as $$ select * from people $$;
+      create function first_person() returns people language sql stable as $$ select * from people order by id limit 1 $$;
+      create function published_by(w bigint) returns setof published_posts language sql stable as $$ select * from published_posts where writer = w $$;
+      create function post_rows() returns table (id bigint, author_id bigint) language sql stable as $$ select id, author_id from posts $$;
+    `);
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) => call('POST', `/rest/v1/${path}`, { headers: { ...p.anon, ...headers }, body });
+    // Foreign keys both ways, filtered, ordered and limited inside; !inner and a filter-only embedding; the count sees them.
+    const byPost = await post('rpc/posts_by_author?select=title,authors(name),comments(body)&order=id&comments.order=id.desc', { author: 1 });
+    expect(byPost.status, byPost.text).toBe(200);
+    expect(byPost.body).toEqual([{ title: 'Hello world', authors: { name: 'Ada' }, comments: [{ body: 'nice' }, { body: 'first!' }] }, { title: 'Second post', authors: { name: 'Ada' }, comments: [] }]);
+    expect((await get('rpc/posts_by_author?author=1&select=id,comments!inner(body)&comments.body=eq.nice')).body).toEqual([{ id: 1, comments: [{ body: 'nice' }] }]);
+    const counted = await get('rpc/posts_by_author?author=1&select=id,comments!inner()', { prefer: 'count=exact' });
+    expect([counted.status, counted.headers.get('content-range'), counted.body]).toEqual([200, '0-0/1', [{ id: 1 }]]);
+    expect((await get('rpc/posts_by_author?author=1&select=id,comments()&comments=is.null')).body).toEqual([{ id: 2 }]);
+    // Computed fields and relationships of the table, selected, filtered, ordered, and a related order.
+    const computed = await get('rpc/everyone?select=full_name,writer(name),posts_of(title)&posts_of.order=id&full_name=like.A*&order=full_name.desc');
+    expect(computed.status, computed.text).toBe(200);
+    expect(computed.body).toEqual([
+      { full_name: 'Alan Turing', writer: { name: 'Bob' }, posts_of: [{ title: 'Bob writes' }] },
+      { full_name: 'Ada Lovelace', writer: { name: 'Ada' }, posts_of: [{ title: 'Hello world' }, { title: 'Second post' }] },
+    ]);
+    expect(ids((await get('rpc/everyone?select=id,authors(shout)&order=authors(shout).desc.nullslast')).body)).toEqual([2, 1, 3]);
+    expect((await post('rpc/everyone?select=id,writer!inner(name)&writer.name=eq.Bob', {})).body).toEqual([{ id: 2, writer: { name: 'Bob' } }]);
+    // One row of the table's type is an object; rows of a view's type embed through the keys of the table it shows.
+    expect((await post('rpc/first_person?select=initials,authors(name)', {})).body).toEqual({ initials: 'AL', authors: { name: 'Ada' } });
+    expect((await get('rpc/published_by?w=2&select=title,authors(name)')).body).toEqual([{ title: 'Bob writes', authors: { name: 'Bob' } }]);
+    // Rows of no table have no relationships (PostgREST's PGRST200), and an embedded filter needs its embedding.
+    const unrelated = await get('rpc/post_rows?select=id,authors(name)');
+    expect(unrelated.status, unrelated.text).toBe(400);
+    expect(unrelated.body).toMatchObject({ code: 'unknown_relation', message: 'could not find a relationship between "post_rows" and "authors"' });
+    const unused = await get('rpc/posts_by_author?author=1&select=id&comments.body=eq.nice');
+    expect([unused.status, unused.body.code]).toEqual([400, 'invalid_filter']);
+  });
+
   it('refuses an unknown computed field as an unknown column, and one the role may not execute as PostgreSQL does', async () => {
     await sql(p, `
       create function secret_score(people) returns int language sql stable as $$ select 42 $$;

@@ -279,6 +279,8 @@ function relationships(snapshot: SchemaSnapshot, parent: string, target: string,
  * to it); a name that is no table may be a self-referencing key's column.
  */
 function embeddingOf(snapshot: SchemaSnapshot, source: Source, item: Extract<SelectItem, { kind: 'embed' }>): { target: RelationInfo; link: Relationship | ComputedRelationship } {
+  // Rows of no relation (an rpc's `returns table (…)`) have no keys, even where a table shares the function's name.
+  if (snapshot.relations.get(source.name) !== source) throw unknownRelationship(source.name, item.relation);
   const computed = source.computedRelationships?.get(item.relation);
   const computedTarget = computed && snapshot.relations.get(computed.target);
   if (computed && computedTarget) return { target: computedTarget, link: computed };

@@ -279,10 +279,14 @@ function planRpc(request: ApiRequest, snapshot: SchemaSnapshot): RpcPlan {
     plan.args = fn.args.filter((a) => given.has(a.name)).map((arg) => ({ arg, value: String(given.get(arg.name)) }));
   }
   if (fn.resultColumns) {
-    const source: Source = { name: fn.name, columns: fn.resultColumns, columnsByName: new Map(fn.resultColumns.map((c) => [c.name, c])) };
     const root = request.modifiers.get('')!;
     for (const [key, value] of filters) root.where.push(parseFilter(key, value));
+    // Rows of a relation's type are read as that relation's (PostgREST's funcTableName): embeddings follow its keys,
+    // computed fields and relationships are its; other rows have columns only.
+    const relation = fn.returnsRowOf === undefined ? undefined : snapshot.relations.get(fn.returnsRowOf);
+    const source: Source = relation ?? { name: fn.name, columns: fn.resultColumns, columnsByName: new Map(fn.resultColumns.map((c) => [c.name, c])) };
     plan.select = planSelect(snapshot, source, request.select, request.modifiers, '');
+    checkModifierPaths(request.modifiers, plan.select);
     plan.modifiers = planModifiers(source, request.modifiers, '', plan.select);
   } else if (filters.length > 0) {
     throw unknownFunction(request.target);

@@ -257,7 +257,9 @@ function rpcSql(plan: RpcPlan): Statement {
   if (plan.select && plan.fn.resultColumns) {
     const t = '_t0';
     const aliases = new Aliases();
-    const filtered = `${before}${call} ${t} where ${whereSql(plan.modifiers.where, t, params, aliases)}`;
+    // Its filters and `!inner` embeddings, as a read's rows have them.
+    const where = [whereSql(plan.modifiers.where, t, params, aliases), ...innerJoinsSql(plan.select, t, params, aliases)].join(' and ');
+    const filtered = `${before}${call} ${t} where ${where}`;
     const list = selectListSql(plan.select, t, params, aliases);
     const page = `${orderSql(plan.modifiers.order, t, params, aliases)}${pageSql(plan.modifiers, params)}`;
     if (counted) return answer(bodySql(shape, plan.select), `(select ${list} from pgrst_source ${t}${page}) _s`, `select ${t}.* from ${filtered}`);
