@@ -198,14 +198,39 @@ describe('sql', () => {
     expect(statement.text).toMatch(/^select coalesce\(json_agg\(_s\), '\[\]'\)::text as body/);
   });
 
-  it('takes JSON path keys as parameters, and refuses a path on a column that is not JSON', () => {
+  it('takes JSON path keys as parameters', () => {
     const withJson = snapshotOf({ relations: [{ name: 'docs', kind: 'table', columns: [col('id', 'bigint'), col('meta', 'jsonb')], primaryKey: ['id'], comment: null }] });
     const statement = statementFor(planRequest(request('GET', 'docs', "select=meta->a->>b&meta->>x=eq.1&order=meta->0.desc"), withJson));
     expect(statement.text).toContain(`((_t0."meta" -> $1::text) ->> $2::text) as "b"`);
     expect(statement.text).toContain(`(_t0."meta" ->> $3::text) = $4`);
     expect(statement.text).toContain(`order by (_t0."meta" -> $5::int) desc`);
     expect(statement.values).toEqual(['a', 'b', 'x', '1', '0']);
-    expect(() => plan('GET', 'posts', 'title->>x=eq.1')).toThrow(/json or jsonb/);
+  });
+
+  it('reads a JSON path on a column that is not json or jsonb (an array, a composite, a domain) through to_jsonb, as PostgREST; json and jsonb as they are', () => {
+    const shapes = snapshotOf({
+      relations: [{
+        name: 'places', kind: 'table', primaryKey: ['id'], comment: null,
+        columns: [col('id', 'bigint'), col('tags', 'text[]'), col('location', 'point2'), col('aliases', 'tag_list'), col('doc', 'json'), col('meta', 'jsonb')],
+      }],
+    });
+    const statement = statementFor(planRequest(request('GET', 'places', 'select=tags->0,location->>lat,aliases->>-1,doc->a,meta->>b&location->>lat=gte.19&tags->>1=eq.x&order=location->lat.desc'), shapes));
+    expect(statement.text).toContain(`(to_jsonb(_t0."tags") -> $1::int) as "tags"`);
+    expect(statement.text).toContain(`(to_jsonb(_t0."location") ->> $2::text) as "lat"`);
+    expect(statement.text).toContain(`(to_jsonb(_t0."aliases") ->> $3::int) as "aliases"`);
+    expect(statement.text).toContain(`(_t0."doc" -> $4::text) as "a"`);
+    expect(statement.text).toContain(`(_t0."meta" ->> $5::text) as "b"`);
+    expect(statement.text).toContain(`((to_jsonb(_t0."location") ->> $6::text) >= $7) and ((to_jsonb(_t0."tags") ->> $8::int) = $9)`);
+    expect(statement.text).toContain(`order by (to_jsonb(_t0."location") -> $10::text) desc`);
+    expect(statement.values).toEqual(['0', 'lat', '-1', 'a', 'b', 'lat', '19', '1', 'x', 'lat']);
+    // On a scalar too, as PostgREST: the path reads null there.
+    expect(sql('GET', 'posts', 'title->>x=eq.1').text).toContain(`(to_jsonb(_t0."title") ->> $1::text) = $2`);
+  });
+
+  it('names a field with a JSON path after its last key that is not an index, else after its column, as PostgREST', () => {
+    const withJson = snapshotOf({ relations: [{ name: 'docs', kind: 'table', columns: [col('id', 'bigint'), col('data', 'jsonb')], primaryKey: ['id'], comment: null }] });
+    const read = planRequest(request('GET', 'docs', 'select=data->0,data->c->0->>1,data->0->a,x:data->0,data->0xy1->>-2'), withJson);
+    expect(read.kind === 'read' && read.select.map((item) => item.alias)).toEqual(['data', 'c', 'a', 'x', '0xy1']);
   });
 
   it('reads ov.(a,b) as an array literal on an array column only; on a range it is the range literal', () => {

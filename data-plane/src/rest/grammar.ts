@@ -17,6 +17,19 @@ export interface JsonStep {
   key: string;
 }
 
+/** Whether a JSON path's key is an array index (`->0`, `->-1`), as PostgREST reads a well-formed integer. */
+export function isJsonIndex(key: string): boolean {
+  return /^-?\d{1,9}$/.test(key);
+}
+
+/**
+ * The key PostgREST names a field with a JSON path after: its last key that
+ * is not an index, else the column (`data->0` is `data`, `data->c->0` is `c`).
+ */
+export function jsonFieldName(name: string, json: JsonStep[]): string {
+  return json.findLast((step) => !isJsonIndex(step.key))?.key ?? name;
+}
+
 /**
  * Splits a field, `col->a->>b`, into the column name and its JSON steps. The
  * name and each key may be double-quoted, as PostgREST's pFieldName reads

@@ -7,7 +7,7 @@
  * SQL builder.
  */
 import { parseCastType, type CastType } from './cast-type';
-import { embedPath, type Condition, type JsonStep, type OrderTerm, type SelectItem } from './grammar';
+import { embedPath, jsonFieldName, type Condition, type JsonStep, type OrderTerm, type SelectItem } from './grammar';
 import type { Modifiers } from './parse';
 import type { ApiError } from '@baseplane/contracts';
 import { ambiguousEmbedding, invalidFilter, notEmbedded, relatedOrderNotToOne, unknownColumn, unknownRelationship } from './rest-errors';
@@ -99,12 +99,14 @@ function column(source: Source, name: string): ColumnInfo {
   return found;
 }
 
-/** A column, possibly followed by a JSON path (`meta->a->>b`), which only json and jsonb columns take. */
+/**
+ * A column, possibly followed by a JSON path (`meta->a->>b`), which a column
+ * of any type takes, as in PostgREST: the SQL builder reads one that is not
+ * json or jsonb through `to_jsonb`.
+ */
 function columnRef(source: Source, name: string, json: JsonStep[] | undefined): { column: ColumnInfo; json?: JsonStep[] } {
   const found = column(source, name);
-  if (json === undefined || json.length === 0) return { column: found };
-  if (found.type !== 'json' && found.type !== 'jsonb') throw invalidFilter(`"${name}${json.map((s) => `${s.op}${s.key}`).join('')}": a JSON path needs a json or jsonb column`);
-  return { column: found, json };
+  return json === undefined || json.length === 0 ? { column: found } : { column: found, json };
 }
 
 /**
@@ -323,8 +325,8 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
     if (item.kind === 'field') {
       const cast = item.cast === undefined ? undefined : parseCastType(item.cast);
       const ref = columnRef(source, item.name, item.json);
-      // As PostgREST names it: the alias, else the last key of a JSON path, else the column.
-      const entry: PlannedSelect = { kind: 'column', ...ref, alias: item.alias ?? ref.json?.at(-1)?.key ?? item.name };
+      // As PostgREST names it: the alias, else the last key of a JSON path that is not an index, else the column.
+      const entry: PlannedSelect = { kind: 'column', ...ref, alias: item.alias ?? jsonFieldName(item.name, ref.json ?? []) };
       if (cast !== undefined) entry.cast = cast;
       planned.push(entry);
       continue;

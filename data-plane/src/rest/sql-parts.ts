@@ -6,7 +6,7 @@
 import { ident } from '@baseplane/contracts';
 import { answered, outputNames, type PlannedCondition, type PlannedEmbed, type PlannedModifiers, type PlannedOrder, type PlannedSelect } from './plan-select';
 import type { CastType } from './cast-type';
-import type { JsonStep } from './grammar';
+import { isJsonIndex, type JsonStep } from './grammar';
 import type { ColumnInfo } from './schema-model';
 
 /** A name from the catalog, double-quoted for PostgreSQL (contracts' ident, re-exported for the builder's modules). */
@@ -44,11 +44,16 @@ export const rowOf = (table: string, relation: string) => `(${table}.*)::${quali
 
 /**
  * `table."col"`, or a computed field's call on the row, followed by its JSON
- * path with each key a parameter (an integer key indexes an array).
+ * path with each key a parameter (an integer key indexes an array). A path
+ * on a column of another type than json or jsonb (an array, a composite, a
+ * domain over either) reads it as `to_jsonb(col)`, as PostgREST does, so
+ * `tags->0` is the first element and `location->>lat` an attribute; json and
+ * jsonb are read as they are (their type kept, their indexes usable).
  */
 function columnSql(table: string, column: ColumnInfo, json: JsonStep[] | undefined, params: Params): string {
   let sql = column.computedOf === undefined ? `${table}.${ident(column.name)}` : `${qualified(column.name)}(${rowOf(table, column.computedOf)})`;
-  for (const step of json ?? []) sql = `(${sql} ${step.op} ${params.add(step.key)}::${/^-?\d{1,9}$/.test(step.key) ? 'int' : 'text'})`;
+  if (json && json.length > 0 && column.type !== 'json' && column.type !== 'jsonb') sql = `to_jsonb(${sql})`;
+  for (const step of json ?? []) sql = `(${sql} ${step.op} ${params.add(step.key)}::${isJsonIndex(step.key) ? 'int' : 'text'})`;
   return sql;
 }
 
