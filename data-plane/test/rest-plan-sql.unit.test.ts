@@ -295,6 +295,20 @@ describe('sql', () => {
     expect(nested.text).toMatch(/from public\."posts" _t1 where _t1\."author_id" = _t0\."id" and exists \(select 1 from public\."authors" (_t\d) where \1\."id" = _t1\."editor_id" and true\)\) _e2/);
   });
 
+  it('tests an embedding’s rows within its limit and offset, for a null filter and !inner alike, as PostgREST’s lateral subquery; a to-one answers and orders by its row within them too', () => {
+    const paged = sql('GET', 'authors', 'select=name,posts!author_id(id)&posts=not.is.null&posts.limit=0&posts.offset=2', { headers: { prefer: 'count=exact' } });
+    const exists = 'exists (select 1 from public."posts" _t1 where _t1."author_id" = _t0."id" and true limit $';
+    expect(paged.text).toContain(`(select count(*) from public."authors" _t0 where ${exists}`);
+    expect(paged.text).toContain(`from public."authors" _t0 where ${exists}`);
+    expect(paged.values).toEqual([0, 2, 0, 2, 0, 2]);
+    const inner = sql('GET', 'posts', 'select=id,author:authors!posts_author_id_fkey!inner(name)&author.limit=0');
+    expect(inner.text).toContain(`(select to_json(_e2) from (select _t1."name" as "name" from public."authors" _t1 where _t1."id" = _t0."author_id" and true limit 0) _e2) as "author"`);
+    expect(inner.text).toContain(`where true and exists (select 1 from public."authors" _t3 where _t3."id" = _t0."author_id" and true limit $1)`);
+    const offset = sql('GET', 'posts', 'select=id,author:authors!posts_author_id_fkey(name)&author.offset=1&order=author(name)');
+    expect(offset.text).toContain(`where _t1."id" = _t0."author_id" and true limit 1 offset $1) _e2) as "author"`);
+    expect(offset.text).toMatch(/ order by \(select (_t\d)\."name" from public\."authors" \1 where \1\."id" = _t0\."author_id" and true limit 1 offset \$2\) asc\) _s$/);
+  });
+
   it('filters an embedding’s rows by their own !inner embeddings, as the root’s are', () => {
     const inner = sql('GET', 'authors', 'select=name,posts!author_id(id,editor:authors!editor_id!inner(name))');
     expect(inner.text).toMatch(/from public\."posts" _t1 where _t1\."author_id" = _t0\."id" and true and exists \(select 1 from public\."authors" (_t\d) where \1\."id" = _t1\."editor_id" and true\)\) _e2/);

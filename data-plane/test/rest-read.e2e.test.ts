@@ -483,6 +483,23 @@ describe('ordering by and filtering on embeddings (PostgREST 11+)', () => {
     expect(planned.status, planned.text).toBeLessThan(300);
     expect(ids(planned.body).sort()).toEqual([1, 2, 3]);
   });
+
+  it('tests an embedding within its limit and offset for a null filter and !inner, as PostgREST’s lateral subquery, to-many and to-one; a to-one answers null past its page', async () => {
+    // To-many: limit=0 leaves every embedding empty, and an offset past a parent's rows leaves its embedding empty.
+    expect((await get('authors?select=name,posts(id)&posts=not.is.null&posts.limit=0')).body).toEqual([]);
+    expect((await get('authors?select=name,posts(id)&posts=is.null&posts.limit=0&order=id')).body).toEqual([{ name: 'Ada', posts: [] }, { name: 'Bob', posts: [] }, { name: 'Cy', posts: [] }]);
+    const second = await get('authors?select=name,posts(id)&posts=not.is.null&posts.order=id&posts.offset=1', { prefer: 'count=exact' });
+    expect(second.status, second.text).toBe(200);
+    expect(second.body).toEqual([{ name: 'Ada', posts: [{ id: 2 }] }]);
+    expect(second.headers.get('content-range')).toBe('0-0/1');
+    expect((await get('authors?select=name,posts!inner(id)&posts.order=id&posts.offset=1')).body).toEqual([{ name: 'Ada', posts: [{ id: 2 }] }]);
+    expect((await get('authors?select=name,posts!inner(id)&posts.limit=0')).body).toEqual([]);
+    // To-one: its one row, or none under limit=0 or an offset, answered null and tested so.
+    expect((await get('posts?select=id,authors(name)&authors.limit=0&order=id')).body).toEqual([1, 2, 3, 4].map((id) => ({ id, authors: null })));
+    expect((await get('posts?select=id,authors!inner(name)&authors.limit=0')).body).toEqual([]);
+    expect(ids((await get('posts?select=id,authors(name)&authors=is.null&authors.offset=1&order=id')).body)).toEqual([1, 2, 3, 4]);
+    expect((await get('posts?select=id,authors(name)&authors=not.is.null&authors.limit=1&order=id')).body).toEqual([{ id: 1, authors: { name: 'Ada' } }, { id: 2, authors: { name: 'Ada' } }, { id: 3, authors: { name: 'Bob' } }]);
+  });
 });
 
 describe('media types', () => {

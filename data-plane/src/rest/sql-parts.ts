@@ -141,7 +141,7 @@ export function orderSql(order: PlannedOrder[], table: string, params: Params, a
 function relatedValueSql(order: PlannedOrder, embed: PlannedEmbed, parent: string, params: Params, aliases: Aliases): string {
   const child = aliases.take('_t');
   const source = embedSource(embed, parent, child, aliases);
-  return `(select ${columnSql(child, order.column, order.json, params)} from ${source.from} where ${embeddedRowsWhere(embed, source.link, child, params, aliases)} limit 1)`;
+  return `(select ${columnSql(child, order.column, order.json, params)} from ${source.from} where ${embeddedRowsWhere(embed, source.link, child, params, aliases)}${toOnePageSql(embed, params)})`;
 }
 
 export function pageSql(modifiers: Pick<PlannedModifiers, 'limit' | 'offset'>, params: Params): string {
@@ -149,6 +149,15 @@ export function pageSql(modifiers: Pick<PlannedModifiers, 'limit' | 'offset'>, p
   if (modifiers.limit !== undefined) sql += ` limit ${params.add(modifiers.limit)}`;
   if (modifiers.offset !== undefined && modifiers.offset > 0) sql += ` offset ${params.add(modifiers.offset)}`;
   return sql;
+}
+
+/**
+ * The row a to-one embedding answers, or orders by: its one row, or none
+ * under its `limit=0` or an offset, as PostgREST's lateral subquery pages it
+ * (a null filter and `!inner` test it within its page, `pageSql`, alike).
+ */
+function toOnePageSql(item: PlannedEmbed, params: Params): string {
+  return ` limit ${item.modifiers.limit === 0 ? 0 : 1}${pageSql({ offset: item.modifiers.offset }, params)}`;
 }
 
 /** The join condition of an embedding: child columns equal to the parent's. */
@@ -181,11 +190,11 @@ function embeddedRowsWhere(item: PlannedEmbed, link: string, child: string, para
   return [link, whereSql(item.modifiers.where, child, params, aliases), ...innerJoinsSql(item.select, child, params, aliases)].join(' and ');
 }
 
-/** `exists (…)`: the parent row has a row of the embedding `item`. */
+/** `exists (…)`: the parent row has a row of the embedding `item`, within its page (`limit=0` leaves none). */
 function existsSql(item: PlannedEmbed, parent: string, params: Params, aliases: Aliases): string {
   const child = aliases.take('_t');
   const source = embedSource(item, parent, child, aliases);
-  return `exists (select 1 from ${source.from} where ${embeddedRowsWhere(item, source.link, child, params, aliases)})`;
+  return `exists (select 1 from ${source.from} where ${embeddedRowsWhere(item, source.link, child, params, aliases)}${pageSql(item.modifiers, params)})`;
 }
 
 /** Select list over `table`; embeddings become correlated subqueries that build their JSON in PostgreSQL. */
@@ -205,12 +214,13 @@ export function selectListSql(items: PlannedSelect[], table: string, params: Par
       }
       if (item.spread) {
         // The embedded row, looked up once per spread column: each is a scalar in the parent's row.
-        return outputNames(item.select).map((name) => `(select ${row}.${ident(name)} from (${inner} limit 1) ${row}) as ${ident(name)}`).join(', ');
+        const one = `${inner}${toOnePageSql(item, params)}`;
+        return outputNames(item.select).map((name) => `(select ${row}.${ident(name)} from (${one}) ${row}) as ${ident(name)}`).join(', ');
       }
       if (item.many) {
         return `(select coalesce(json_agg(${row}), '[]') from (${inner}${orderSql(item.modifiers.order, child, params, aliases)}${pageSql(item.modifiers, params)}) ${row}) as ${ident(item.alias)}`;
       }
-      return `(select to_json(${row}) from (${inner} limit 1) ${row}) as ${ident(item.alias)}`;
+      return `(select to_json(${row}) from (${inner}${toOnePageSql(item, params)}) ${row}) as ${ident(item.alias)}`;
     })
     .join(', ');
 }
