@@ -53,6 +53,51 @@ describe('roles', () => {
     expect((await rest('POST', 'rpc/my_sub', as(ada), {})).body).toBe(ada.id);
   });
 
+  it('sets request.method, request.path, request.headers (all but Cookie, by lower-case name) and request.cookies, as PostgREST', async () => {
+    await sql(p, `
+      create function my_request() returns json language sql stable as $$ select json_build_object(
+        'method', current_setting('request.method', true), 'path', current_setting('request.path', true),
+        'headers', current_setting('request.headers', true)::json, 'cookies', current_setting('request.cookies', true)::json) $$;
+    `);
+    const withCookies = { ...as(ada), 'user-agent': 'guc-test/1', 'X-Tenant': 'acme', cookie: 'sid=abc; theme=dark' };
+    const post = await rest('POST', 'rpc/my_request', withCookies, {});
+    expect(post.status, post.text).toBe(200);
+    expect(post.body).toMatchObject({ method: 'POST', path: '/rpc/my_request', cookies: { sid: 'abc', theme: 'dark' } });
+    // The caller's own credentials are theirs to read back, as PostgREST passes them; the gateway's X-Forwarded-For names the client.
+    expect(post.body.headers).toMatchObject({ 'user-agent': 'guc-test/1', 'x-tenant': 'acme', apikey: p.anon.apikey, authorization: `Bearer ${ada.token}`, 'x-forwarded-for': expect.any(String) });
+    expect(post.body.headers).not.toHaveProperty('cookie');
+    expect(Object.keys(post.body.headers).filter((name) => name !== name.toLowerCase())).toEqual([]);
+    // Each request's own: none of the last one's cookies, and the path under either prefix the API is served at.
+    const get = await call('GET', '/api/rest/v1/rpc/my_request', { headers: p.anon });
+    expect(get.status, get.text).toBe(200);
+    expect(get.body).toMatchObject({ method: 'GET', path: '/rpc/my_request', cookies: {} });
+    expect(get.body.headers).not.toHaveProperty('authorization');
+  });
+
+  it('lets policies and triggers read request.headers and request.method', async () => {
+    await sql(p, `
+      create table tenant_notes (id int generated always as identity primary key, tenant text, body text, written_by text);
+      alter table tenant_notes enable row level security;
+      create policy "own tenant" on tenant_notes for all using (tenant = current_setting('request.headers', true)::json->>'x-tenant')
+        with check (tenant = current_setting('request.headers', true)::json->>'x-tenant');
+      grant select, insert on tenant_notes to anon;
+      create function stamp_writer() returns trigger language plpgsql as $$ begin
+        new.written_by := current_setting('request.method', true) || ' ' || current_setting('request.path', true) || ' ' ||
+          coalesce(current_setting('request.headers', true)::json->>'user-agent', '');
+        return new;
+      end $$;
+      create trigger stamp_writer before insert on tenant_notes for each row execute function stamp_writer();
+    `);
+    const write = (tenant: string, body: string) => rest('POST', 'tenant_notes', { ...p.anon, 'x-tenant': tenant, 'user-agent': 'notes-app/2', prefer: 'return=representation' }, { tenant, body });
+    expect((await write('acme', 'a1')).status).toBe(201);
+    expect((await write('globex', 'g1')).status).toBe(201);
+    const refused = await rest('POST', 'tenant_notes', { ...p.anon, 'x-tenant': 'acme' }, { tenant: 'globex', body: 'sneaky' });
+    expect(refused.status, refused.text).toBe(401);
+    const acme = await rest('GET', 'tenant_notes?select=tenant,body,written_by', { ...p.anon, 'x-tenant': 'acme' });
+    expect(acme.body).toEqual([{ tenant: 'acme', body: 'a1', written_by: 'POST /tenant_notes notes-app/2' }]);
+    expect((await rest('GET', 'tenant_notes?select=body', p.anon)).body).toEqual([]);
+  });
+
   it('takes a Bearer equal to the API key (what Supabase clients send signed out) as no user', async () => {
     const answer = await rest('POST', 'rpc/whoami', { ...p.anon, authorization: `Bearer ${p.project.anonKey}` }, {});
     expect(answer.body).toMatchObject({ role: 'anon' });

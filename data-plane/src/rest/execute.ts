@@ -3,8 +3,9 @@
  * `MainTx`): per project a bounded pool of connections as its own
  * authenticator login (`p_<id>_authenticator`) and
  * a few shared pipelined ones for reads; per request one transaction with
- * `SET LOCAL ROLE` and the caller's claims in `request.jwt.claims` and the
- * statement, sent as one batch. Also reads the catalog for the schema cache.
+ * `SET LOCAL ROLE`, the caller's claims in `request.jwt.claims`, the
+ * request's other `request.*` settings and the statement, sent as one batch.
+ * Also reads the catalog for the schema cache.
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
@@ -17,6 +18,7 @@ import { Pipelines } from './pipelines';
 import { CATALOG_QUERY, snapshotFromCatalog } from './schema-cache';
 import type { SchemaSnapshot } from './schema-model';
 import type { Statement, StatementRow } from './sql';
+import type { RequestSettings } from './tx-settings';
 
 /** The database role a request runs as. */
 export type ApiRole = 'anon' | 'authenticated' | 'service_role';
@@ -60,14 +62,30 @@ export function callerSetupValues(caller: Caller): [string, string] {
   return [caller.role, JSON.stringify(caller.claims ?? { role: caller.role })];
 }
 
-const SETUP = { name: 'bp_setup', text: CALLER_SETUP };
-/** The same with the time zone a request prefers ($3). */
-const SETUP_ZONE = { name: 'bp_setup_tz', text: `${CALLER_SETUP}, pg_catalog.set_config('timezone', $3, true)` };
+/** PostgREST's `request.*` settings ($3 to $6, tx-settings.ts). */
+const REQUEST_SETUP =
+  ", pg_catalog.set_config('request.method', $3, true), pg_catalog.set_config('request.path', $4, true), " +
+  "pg_catalog.set_config('request.headers', $5, true), pg_catalog.set_config('request.cookies', $6, true)";
+
 /** Opens an explicit transaction from inside a batch: it outlives the batch's Sync, until COMMIT or ROLLBACK. */
 export const BEGIN_STEP: BatchStep = { name: 'bp_begin', text: 'begin', values: [] };
-/** The same for a read, which also makes the transaction read-only (allowed at any point of it, unlike the reverse). */
-const SETUP_READ_ONLY = { name: 'bp_setup_read', text: `${CALLER_SETUP}, pg_catalog.set_config('transaction_read_only', 'on', true)` };
-const SETUP_READ_ONLY_ZONE = { name: 'bp_setup_read_tz', text: `${SETUP_READ_ONLY.text}, pg_catalog.set_config('timezone', $3, true)` };
+
+/**
+ * The setup statements, one per combination: with the request's settings
+ * (the data API; storage sets role and claims only), read-only (a read;
+ * allowed at any point of a transaction, unlike the reverse), with a time
+ * zone (`Prefer: timezone`, the last parameter).
+ */
+const setups: Array<{ name: string; text: string }> = [];
+function setupStatement(request: boolean, readOnly: boolean, zone: boolean): { name: string; text: string } {
+  const key = (request ? 4 : 0) + (readOnly ? 2 : 0) + (zone ? 1 : 0);
+  return (setups[key] ??= {
+    name: `bp_setup${request ? '_req' : ''}${readOnly ? '_read' : ''}${zone ? '_tz' : ''}`,
+    text: CALLER_SETUP + (request ? REQUEST_SETUP : '') + (readOnly ? ", pg_catalog.set_config('transaction_read_only', 'on', true)" : '')
+      + (zone ? `, pg_catalog.set_config('timezone', $${request ? 7 : 3}, true)` : ''),
+  });
+}
+
 const EMPTY_ROW: StatementRow = { body: null, page_count: 0, total: null };
 
 /** pg's own conversion of parameters to their wire form (`pg.utils` is on the default export, untyped). */
@@ -75,17 +93,22 @@ const prepareValue = (pg as unknown as { utils: { prepareValue(value: unknown): 
 /** Parameters in their wire form, as a {@link BatchStep} carries them. */
 export const wireValues = (values: readonly unknown[]) => values.map((v) => prepareValue(v));
 
-/** The batch step that sets `caller`'s role and claims for the transaction ({@link CALLER_SETUP}), and the time zone when given. */
-export function callerSetupStep(caller: Caller, readOnly = false, timezone?: string): BatchStep {
-  if (timezone !== undefined) return { ...(readOnly ? SETUP_READ_ONLY_ZONE : SETUP_ZONE), values: [...callerSetupValues(caller), timezone] };
-  return { ...(readOnly ? SETUP_READ_ONLY : SETUP), values: callerSetupValues(caller) };
+/**
+ * The batch step that sets `caller`'s role and claims for the transaction
+ * ({@link CALLER_SETUP}), the request's settings and the time zone when given.
+ */
+export function callerSetupStep(caller: Caller, readOnly = false, timezone?: string, request?: RequestSettings): BatchStep {
+  const values: string[] = callerSetupValues(caller);
+  if (request) values.push(request.method, request.path, request.headers, request.cookies);
+  if (timezone !== undefined) values.push(timezone);
+  return { ...setupStatement(request !== undefined, readOnly, timezone !== undefined), values };
 }
 
-/** The batch of a request: [BEGIN,] the role and claims, the statement[, its EXPLAIN for an estimated count]. */
-function batchSteps(caller: Caller, statement: Statement, readOnly: boolean, explicit: boolean): BatchStep[] {
+/** The batch of a request: [BEGIN,] the role, claims and request settings, the statement[, its EXPLAIN for an estimated count]. */
+function batchSteps(caller: Caller, request: RequestSettings, statement: Statement, readOnly: boolean, explicit: boolean): BatchStep[] {
   const steps: BatchStep[] = [];
   if (explicit) steps.push(BEGIN_STEP);
-  steps.push(callerSetupStep(caller, readOnly, statement.timezone));
+  steps.push(callerSetupStep(caller, readOnly, statement.timezone, request));
   steps.push({ name: statementName(statement.text) ?? '', text: statement.text, values: wireValues(statement.values), describe: true });
   if (statement.estimate) steps.push({ name: '', text: statement.estimate.text, values: wireValues(statement.estimate.values) });
   return steps;
@@ -176,9 +199,9 @@ export class DataPools {
    * `beforeCommit`, the batch opens an explicit transaction on a pool
    * connection, which COMMIT or ROLLBACK ends after the check.
    */
-  async run(projectId: string, caller: Caller, statement: Statement, readOnly: boolean, beforeCommit?: (row: StatementRow) => void): Promise<StatementRow> {
+  async run(projectId: string, caller: Caller, request: RequestSettings, statement: Statement, readOnly: boolean, beforeCommit?: (row: StatementRow) => void): Promise<StatementRow> {
     const explicit = beforeCommit !== undefined;
-    const steps = batchSteps(caller, statement, readOnly, explicit);
+    const steps = batchSteps(caller, request, statement, readOnly, explicit);
     // Reads only: a write's COMMIT waits for its WAL flush, and on a shared connection every batch behind it would wait too.
     const lane = readOnly && !explicit ? this.pipelines.take(projectId) : undefined;
     if (lane) {

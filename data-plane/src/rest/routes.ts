@@ -15,6 +15,7 @@ import { checkBeforeCommit, checkedBeforeCommit, respond } from './respond';
 import { UnknownNameError } from './rest-errors';
 import type { SchemaSnapshot } from './schema-model';
 import { statementFor } from './sql';
+import { requestSettingsOf } from './tx-settings';
 
 /** Media types a body may come in: JSON, and CSV for a bulk insert, as PostgREST. */
 const JSON_BODY = /^application\/(json|vnd\.pgrst\.object\+json|vnd\.pgrst\.object)\b/i;
@@ -32,6 +33,16 @@ class StageTimer {
   toString(): string {
     return this.parts.join(', ');
   }
+}
+
+/**
+ * The path under the API's root as sent (`/posts`, `/rpc/my_fn`), which
+ * PostgREST's `request.path` is: the route's last segment, or its last two
+ * for an rpc (a name's own `/` comes encoded).
+ */
+function apiPath(url: string, q: number, rpc: boolean): string {
+  const path = q < 0 ? url : url.slice(0, q);
+  return path.slice(rpc ? path.lastIndexOf('/', path.lastIndexOf('/') - 1) : path.lastIndexOf('/'));
 }
 
 /** The caller of a data request: role from the key, claims from a verified Bearer token. */
@@ -84,7 +95,7 @@ async function handle(api: DataApi, request: FastifyRequest, reply: FastifyReply
   timer.mark('sql');
   const readOnly = request.method === 'GET' || request.method === 'HEAD';
   // Only a write under the single-object media type, or a PUT, looks at its row before COMMIT (a refusal rolls it back); the rest commit in the same round trip.
-  const row = await api.pools.run(projectId, caller, statement, readOnly, checkedBeforeCommit(plan) ? (r) => checkBeforeCommit(plan, r) : undefined);
+  const row = await api.pools.run(projectId, caller, requestSettingsOf(request.method, apiPath(url, q, rpc), request.headers), statement, readOnly, checkedBeforeCommit(plan) ? (r) => checkBeforeCommit(plan, r) : undefined);
   timer.mark('execute');
   const answer = respond(plan, row);
   timer.mark('respond');
