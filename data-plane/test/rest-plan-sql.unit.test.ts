@@ -8,7 +8,7 @@ import { parseRequest, type RawRequest } from '../src/rest/parse';
 import { planRequest } from '../src/rest/plan';
 import { checkBeforeCommit, checkedBeforeCommit, respond } from '../src/rest/respond';
 import { snapshotOf, type ColumnInfo } from '../src/rest/schema-model';
-import { statementFor } from '../src/rest/sql';
+import { RESPONSE_SETTINGS, statementFor } from '../src/rest/sql';
 
 const col = (name: string, type = 'text', nullable = true): ColumnInfo => ({ name, type, nullable, hasDefault: name === 'id' });
 const snapshot = snapshotOf({
@@ -382,11 +382,39 @@ describe('sql', () => {
     const body = '{"a":9007199254740993,"b":2}';
     const post = statementFor(planRequest(parseRequest({ method: 'POST', target: 'add', rpc: true, query: '', headers: {}, body }), snapshot));
     expect(post).toEqual({
-      text: 'select to_json(public."add"("a" => _a."a", "b" => _a."b"))::text as body, 1 as page_count, null::bigint as total from json_to_record($1::json) as _a("a" integer, "b" integer)',
+      text: `select to_json(public."add"("a" => _a."a", "b" => _a."b"))::text as body, 1 as page_count, null::bigint as total${RESPONSE_SETTINGS} from json_to_record($1::json) as _a("a" integer, "b" integer)`,
       values: [body],
     });
     const get = statementFor(planRequest(parseRequest({ method: 'GET', target: 'add', rpc: true, query: 'a=1', headers: {} }), snapshot));
-    expect(get).toEqual({ text: 'select to_json(public."add"("a" => $1))::text as body, 1 as page_count, null::bigint as total', values: ['1'] });
+    expect(get).toEqual({ text: `select to_json(public."add"("a" => $1))::text as body, 1 as page_count, null::bigint as total${RESPONSE_SETTINGS}`, values: ['1'] });
+  });
+
+  it('reads response.status and response.headers as the last columns of every statement’s row, after what the others ran', () => {
+    const fns = snapshotOf({
+      relations: [{ name: 'posts', kind: 'table', columns: [col('id', 'bigint', false), col('title')], primaryKey: ['id'], comment: null }],
+      functions: [
+        { name: 'rows', args: [], returnType: 'posts', returnsSet: true, returnsRow: true, returnsVoid: false, volatile: false, resultColumns: [col('id', 'bigint'), col('title')] },
+        { name: 'one', args: [], returnType: 'posts', returnsSet: false, returnsRow: true, returnsVoid: false, volatile: false, resultColumns: [col('id', 'bigint'), col('title')] },
+        { name: 'numbers', args: [], returnType: 'integer', returnsSet: true, returnsRow: false, returnsVoid: false, volatile: false },
+        { name: 'scalar', args: [], returnType: 'integer', returnsSet: false, returnsRow: false, returnsVoid: false, volatile: false },
+        { name: 'nothing', args: [], returnType: 'void', returnsSet: false, returnsRow: false, returnsVoid: true, volatile: true },
+      ],
+    });
+    const rpc = (target: string, prefer = '') => statementFor(planRequest(parseRequest({ method: 'POST', target, rpc: true, query: '', headers: { prefer }, body: '{}' }), fns));
+    const statements = [
+      sql('GET', 'posts', 'id=eq.1'),
+      sql('GET', 'posts', '', { headers: { prefer: 'count=exact' } }),
+      sql('POST', 'posts', '', { body: '{"title":"a"}', headers: { prefer: 'return=representation' } }),
+      sql('PATCH', 'posts', 'id=eq.1', { body: '{"title":"a"}' }),
+      sql('DELETE', 'posts', 'id=eq.1'),
+      ...['rows', 'one', 'numbers', 'scalar', 'nothing'].map((fn) => rpc(fn)),
+      rpc('rows', 'count=exact'),
+      rpc('numbers', 'count=exact'),
+    ];
+    for (const statement of statements) {
+      // The final select's list ends with them: its FROM, if any, follows, and no other column comes after.
+      expect(statement.text, statement.text).toMatch(new RegExp(`(as total|as inserted)${RESPONSE_SETTINGS.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}( from (\\(|json_to_record|public\\.|pgrst_source)|$)`));
+    }
   });
 
   it('counts a set-returning function’s rows under count=exact, calling it once in a CTE that the page and the count both read', () => {
@@ -401,13 +429,13 @@ describe('sql', () => {
     const rows = call('by_author', 'author=1&select=id&id=gt.1&order=id&limit=2');
     expect(rows.text).toBe(
       'with pgrst_source as (select _t0.* from public."by_author"("author" => $1) _t0 where _t0."id" > $2) ' +
-        'select coalesce(json_agg(_s), \'[]\')::text as body, count(*)::int as page_count, (select count(*) from pgrst_source) as total ' +
+        `select coalesce(json_agg(_s), '[]')::text as body, count(*)::int as page_count, (select count(*) from pgrst_source) as total${RESPONSE_SETTINGS} ` +
         'from (select _t0."id" as "id" from pgrst_source _t0 order by _t0."id" asc limit $3) _s',
     );
     expect(rows.values).toEqual(['1', '1', 2]);
     const scalars = call('numbers', 'limit=1&offset=1');
     expect(scalars.text.match(/public\."numbers"/g)).toHaveLength(1);
-    expect(scalars.text).toContain('(select count(*) from pgrst_source) as total from (select _s.v from pgrst_source _s limit $1 offset $2) _s');
+    expect(scalars.text).toContain(`(select count(*) from pgrst_source) as total${RESPONSE_SETTINGS} from (select _s.v from pgrst_source _s limit $1 offset $2) _s`);
     expect(call('numbers', '', 'count=planned').text).toContain('null::bigint as total');
   });
 });
@@ -591,6 +619,25 @@ describe('respond', () => {
     const put = plan('PUT', 'authors', 'id=eq.1', { body: '{"id":2}' });
     expect(checkedBeforeCommit(put)).toBe(true);
     expect(() => checkBeforeCommit(put, { body: null, page_count: 0, total: 0 })).toThrow(expect.objectContaining({ status: 400, message: expect.stringMatching(/primary key/) }));
+  });
+
+  it('answers the status and headers SQL set in response.*, ours of the same name replaced, framing kept; 500 for values of the wrong shape', () => {
+    const post = plan('POST', 'posts', '', { body: '{"title":"a"}', headers: { prefer: 'return=representation' } });
+    const row = { body: '[{"id":1}]', page_count: 1, total: 1 };
+    expect(respond(post, { ...row, response_status: null, response_headers: null })).toMatchObject({ status: 201, headers: { 'content-type': 'application/json; charset=utf-8' } });
+    const set = respond(post, { ...row, response_status: '202', response_headers: '[{"X-Job":"7"},{"Set-Cookie":"a=1"},{"Set-Cookie":"b=2"},{"Content-Type":"text/plain"},{"Content-Length":"1"}]' });
+    expect(set).toEqual({
+      status: 202,
+      headers: { 'content-range': '*/*', 'preference-applied': 'return=representation', 'content-type': 'text/plain', 'x-job': '7', 'set-cookie': ['a=1', 'b=2'] },
+      body: '[{"id":1}]',
+    });
+    expect(respond(plan('GET', 'posts', ''), { ...row, response_status: '418' }).status).toBe(418);
+    for (const status of ['abc', '99', '600', '2001', '20.5']) {
+      expect(() => respond(post, { ...row, response_status: status }), status).toThrow(expect.objectContaining({ status: 500, code: 'invalid_response_status' }));
+    }
+    for (const headers of ['{"X-A":"1"}', 'not json', '[{"X-A":1}]', '[{"X-A":"1","X-B":"2"}]', '[{}]', '["X-A"]', '[{"X A":"1"}]', '[{"X-A":"5 €"}]']) {
+      expect(() => respond(post, { ...row, response_headers: headers }), headers).toThrow(expect.objectContaining({ status: 500, code: 'invalid_response_headers' }));
+    }
   });
 
   it('prepends the CSV header', () => {

@@ -461,6 +461,81 @@ describe('rpc', () => {
     }
   });
 
+  it('answers the status and headers a function set in response.status and response.headers, as PostgREST does', async () => {
+    await sql(p, `
+      create function start_job() returns json language plpgsql as $$ begin
+        perform set_config('response.status', '202', true);
+        perform set_config('response.headers', '[{"X-Job":"7"},{"Set-Cookie":"a=1; Path=/"},{"Set-Cookie":"b=2"},{"Content-Length":"1"}]', true);
+        return json_build_object('job', 7);
+      end $$;
+      create function cached_price() returns int language plpgsql stable as $$ begin
+        perform set_config('response.headers', '[{"Cache-Control":"max-age=60"},{"Content-Type":"text/plain"}]', true);
+        return 5;
+      end $$;
+      create function created_nothing() returns void language plpgsql as $$ begin perform set_config('response.status', '201', true); end $$;
+    `);
+    const job = await rest('POST', 'rpc/start_job', { body: {} });
+    expect(job.status, job.text).toBe(202);
+    expect(job.body).toEqual({ job: 7 });
+    expect(job.headers.get('x-job')).toBe('7');
+    expect(job.headers.getSetCookie()).toEqual(['a=1; Path=/', 'b=2']);
+    expect(job.headers.get('content-type')).toMatch(/^application\/json/);
+    // A GET runs read-only: setting them is allowed there too; ours of the same name (Content-Type) is replaced.
+    const price = await rest('GET', 'rpc/cached_price');
+    expect([price.status, price.text, price.headers.get('cache-control'), price.headers.get('content-type')]).toEqual([200, '5', 'max-age=60', 'text/plain']);
+    expect((await rest('POST', 'rpc/created_nothing', { body: {} })).status).toBe(201);
+    // The next request on the connection answers as usual: the settings were the transaction's.
+    expect((await rest('POST', 'rpc/touch_nothing', { body: {} })).status).toBe(204);
+  });
+
+  it('answers what a BEFORE trigger or a policy set in response.*, for a write and a read', async () => {
+    await sql(p, `
+      create table jobs (id int8 primary key, state text);
+      create function jobs_accepted() returns trigger language plpgsql as $$ begin
+        perform set_config('response.status', '202', true);
+        perform set_config('response.headers', json_build_array(json_build_object('Location', '/jobs/' || new.id))::text, true);
+        return new;
+      end $$;
+      create trigger jobs_accepted before insert on jobs for each row execute function jobs_accepted();
+      grant select on jobs to anon;
+      create function mark_read() returns boolean language plpgsql stable as $$ begin
+        perform set_config('response.headers', '[{"X-Read-Checked":"yes"}]', true);
+        return true;
+      end $$;
+      alter table jobs enable row level security;
+      create policy "checked" on jobs for select using (mark_read());
+      create policy "write" on jobs for insert with check (true);
+    `);
+    const posted = await rest('POST', 'jobs', { body: { id: 9, state: 'new' } });
+    expect([posted.status, posted.headers.get('location')], posted.text).toEqual([202, '/jobs/9']);
+    const read = await call('GET', '/rest/v1/jobs?select=id', { headers: p.anon });
+    expect([read.status, read.text, read.headers.get('x-read-checked')]).toEqual([200, '[{"id":9}]', 'yes']);
+  });
+
+  it('answers 500 for response.status or response.headers of the wrong shape, as PostgREST (PGRST112, PGRST111)', async () => {
+    await sql(p, `
+      create function bad_response(part text) returns int language plpgsql as $$ begin
+        if part = 'status' then perform set_config('response.status', 'soon', true); end if;
+        if part = 'range' then perform set_config('response.status', '99', true); end if;
+        if part = 'object' then perform set_config('response.headers', '{"X-A":"1"}', true); end if;
+        if part = 'two' then perform set_config('response.headers', '[{"X-A":"1","X-B":"2"}]', true); end if;
+        if part = 'number' then perform set_config('response.headers', '[{"X-A":1}]', true); end if;
+        return 1;
+      end $$;
+    `);
+    for (const [part, code] of [['status', 'invalid_response_status'], ['range', 'invalid_response_status'], ['object', 'invalid_response_headers'], ['two', 'invalid_response_headers'], ['number', 'invalid_response_headers']]) {
+      const answer = await rest('POST', 'rpc/bad_response', { body: { part } });
+      expect([answer.status, answer.body.code], answer.text).toEqual([500, code]);
+    }
+  });
+
+  it('answers as usual after owner code set response.status for its whole session: each request empties it', async () => {
+    await sql(p, `create function leave_status() returns int language sql as $$ select set_config('response.status', '418', false)::int $$;`);
+    // Volatile calls by POST take pool connections, the most recently used first: the next ones land on those left with 418.
+    for (let i = 0; i < 4; i++) expect((await rest('POST', 'rpc/leave_status', { body: {} })).status).toBe(418);
+    for (let i = 0; i < 4; i++) expect((await rest('POST', 'rpc/touch_nothing', { body: {} })).status).toBe(204);
+  });
+
   it('answers a SQLSTATE outside PostgREST’s table with 400 and its message, and keeps an internal error’s message to itself (500)', async () => {
     await sql(p, `
       create function custom_failure() returns int language plpgsql as $$ begin raise exception 'my custom failure' using errcode = 'U0001'; end $$;

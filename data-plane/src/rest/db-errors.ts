@@ -61,9 +61,10 @@ export class RaisedAnswer extends ApiError {
   }
 }
 
-const FRAMING = new Set(['content-type', 'content-length', 'transfer-encoding', 'connection']);
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/; // what node lets a header value hold
+/** Headers that frame a body, which stays ours to frame whatever SQL asks (tx-settings.ts too). */
+export const FRAMING = new Set(['content-length', 'transfer-encoding', 'connection']);
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+export const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/; // what node lets a header value hold
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const textOrNull = (value: unknown) => value === undefined || value === null || typeof value === 'string';
@@ -96,7 +97,7 @@ function raisedAnswer(error: pg.DatabaseError): ApiError {
     return unreadable('DETAIL', error.detail);
   }
   // The body is the error's JSON: how it is framed stays ours.
-  const kept = Object.entries(headers as Record<string, string>).filter(([name]) => !FRAMING.has(name.toLowerCase()));
+  const kept = Object.entries(headers as Record<string, string>).filter(([name]) => name.toLowerCase() !== 'content-type' && !FRAMING.has(name.toLowerCase()));
   return new RaisedAnswer(detail.status as number, body.code, body.message, (body.details as string | undefined) ?? null, (body.hint as string | undefined) ?? null, Object.fromEntries(kept));
 }
 

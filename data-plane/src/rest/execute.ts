@@ -62,10 +62,16 @@ export function callerSetupValues(caller: Caller): [string, string] {
   return [caller.role, JSON.stringify(caller.claims ?? { role: caller.role })];
 }
 
-/** PostgREST's `request.*` settings ($3 to $6, tx-settings.ts). */
+/**
+ * PostgREST's `request.*` settings ($3 to $6, tx-settings.ts), and its
+ * `response.*` ones emptied: the statement reads them back at its end, and
+ * owner code that set them for the whole session (`set_config(…, false)`)
+ * must not choose the answers of the requests the connection serves next.
+ */
 const REQUEST_SETUP =
   ", pg_catalog.set_config('request.method', $3, true), pg_catalog.set_config('request.path', $4, true), " +
-  "pg_catalog.set_config('request.headers', $5, true), pg_catalog.set_config('request.cookies', $6, true)";
+  "pg_catalog.set_config('request.headers', $5, true), pg_catalog.set_config('request.cookies', $6, true), " +
+  "pg_catalog.set_config('response.status', '', true), pg_catalog.set_config('response.headers', '', true)";
 
 /** Opens an explicit transaction from inside a batch: it outlives the batch's Sync, until COMMIT or ROLLBACK. */
 export const BEGIN_STEP: BatchStep = { name: 'bp_begin', text: 'begin', values: [] };
@@ -132,6 +138,8 @@ function statementRow(results: StepResult[], statement: Statement): StatementRow
         total: raw.total ?? null,
         ...('location' in raw ? { location: raw.location } : {}),
         ...('inserted' in raw ? { inserted: raw.inserted } : {}),
+        response_status: raw.response_status ?? null,
+        response_headers: raw.response_headers ?? null,
       }
     : { ...EMPTY_ROW };
   if (!estimate) return row;

@@ -8,10 +8,12 @@ import type { DeletePlan, InsertPlan, Plan, UpdatePlan } from './plan';
 import { outputNames, type PlannedSelect } from './plan-select';
 import { maxAffectedExceeded, notSingleObject, putKeyMismatch } from './rest-errors';
 import type { StatementRow } from './sql';
+import { withResponseSettings } from './tx-settings';
 
 export interface Answer {
   status: number;
-  headers: Record<string, string>;
+  /** By lower-case name; a name SQL set more than once (`response.headers`) has its values in turn. */
+  headers: Record<string, string | string[]>;
   body: string | null;
 }
 
@@ -111,8 +113,12 @@ function preferenceApplied(plan: Plan): string | undefined {
   return applied.length > 0 ? applied.join(', ') : undefined;
 }
 
-/** Builds the HTTP answer of a plan from its statement's row. */
+/** Builds the HTTP answer of a plan from its statement's row, with the status and headers SQL set in `response.*` (tx-settings.ts). */
 export function respond(plan: Plan, row: StatementRow): Answer {
+  return withResponseSettings(answerOf(plan, row), row);
+}
+
+function answerOf(plan: Plan, row: StatementRow): Answer {
   const headers: Record<string, string> = {};
   const total = row.total === null || row.total === undefined ? null : Number(row.total);
   const applied = preferenceApplied(plan);

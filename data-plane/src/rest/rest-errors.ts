@@ -55,3 +55,10 @@ export const notAcceptable = (accept: string) =>
   new ApiError(406, 'not_acceptable', `none of these media types are available: ${accept}`, null, 'application/json, application/vnd.pgrst.object+json and text/csv are');
 export const csvOfScalars = (fn: string) =>
   new ApiError(406, 'not_acceptable', `text/csv is not available for public.${fn}, which returns a scalar or a set of scalars`, null, 'ask for application/json or application/vnd.pgrst.object+json');
+/** `response.status` set to what is no status (PostgREST's PGRST112, 500: the function's fault, not the caller's). */
+export const invalidResponseStatus = (value: string) =>
+  new ApiError(500, 'invalid_response_status', 'response.status guc must be a valid status code', `response.status is "${value}"`, "set_config('response.status', '201', true): a status of 200 to 599");
+/** `response.headers` not of PostgREST's shape (its PGRST111, 500). */
+export const invalidResponseHeaders = (value: string) =>
+  new ApiError(500, 'invalid_response_headers', 'response.headers guc must be a JSON array composed of objects with a single key and a string value', `response.headers is ${value}`,
+    `set_config('response.headers', '[{"X-My-Header":"value"}]', true)`);

@@ -2,10 +2,12 @@
  * Stage 3 of a data request: a {@link Plan} becomes one parameterised
  * statement (PostgREST's `Query`) whose single row carries the answer's body,
  * built by PostgreSQL as JSON, and the counts: `body`, `page_count`, `total`
- * and, for `Prefer: return=headers-only`, `location`. Pure.
+ * and, for `Prefer: return=headers-only`, `location`; last, what the
+ * transaction set of `response.*` ({@link RESPONSE_SETTINGS}). Pure.
  */
 import type { DeletePlan, InsertPlan, Plan, ReadPlan, RpcPlan, UpdatePlan } from './plan';
 import { outputNames, type PlannedSelect } from './plan-select';
+import type { ResponseSettings } from './tx-settings';
 import { Aliases, Params, columnList, ident, innerJoinsSql, orderSql, pageSql, qualified, selectListSql, whereSql } from './sql-parts';
 
 /** One statement and its parameters. */
@@ -23,7 +25,7 @@ export interface Statement {
 }
 
 /** What the one row of every statement carries. */
-export interface StatementRow {
+export interface StatementRow extends ResponseSettings {
   body: string | null;
   page_count: number;
   total: string | number | null;
@@ -31,6 +33,17 @@ export interface StatementRow {
   /** An upsert into a table ({@link countsInserted}): how many of the rows written were inserted, not updated. */
   inserted?: string | number | null;
 }
+
+/**
+ * PostgREST's `response.status` and `response.headers`, read as the last
+ * columns of the statement's row, as PostgREST reads them: in the same round
+ * trip, after what the row's other columns ran (the target list is computed
+ * in order, an aggregate's after its rows), so a function, policy or BEFORE
+ * trigger may set them. An AFTER trigger runs once the row is out, as in
+ * PostgREST, too late.
+ */
+export const RESPONSE_SETTINGS =
+  ", nullif(pg_catalog.current_setting('response.headers', true), '') as response_headers, nullif(pg_catalog.current_setting('response.status', true), '') as response_status";
 
 type BodyShape = 'json' | 'object' | 'csv' | 'none';
 
@@ -82,7 +95,7 @@ function readSql(plan: ReadPlan): Statement {
     total = `(select count(*) from ${from} where ${whereIn(params)})`;
   }
   return {
-    text: `select ${bodySql(bodyShape(plan), plan.select)} as body, count(*)::int as page_count, ${total} as total from (${page}) _s`,
+    text: `select ${bodySql(bodyShape(plan), plan.select)} as body, count(*)::int as page_count, ${total} as total${RESPONSE_SETTINGS} from (${page}) _s`,
     values: params.values,
     ...(estimate ? { estimate } : {}),
   };
@@ -115,7 +128,7 @@ function mutationAnswerSql(plan: InsertPlan | UpdatePlan | DeletePlan, params: P
   // The answer's rows are the relation's columns alone (not `pgrst_inserted`), so that a computed field's or
   // relationship's function can take them as a row of the relation.
   const rows = counts ? `(select ${columnList(plan.relation.columns)} from pgrst_mutation) ${t}` : `pgrst_mutation ${t}`;
-  return `select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, count(*) as total, ${location} as location, ${inserted} as inserted from (select ${list} from ${rows}) _s`;
+  return `select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, count(*) as total, ${location} as location, ${inserted} as inserted${RESPONSE_SETTINGS} from (select ${list} from ${rows}) _s`;
 }
 
 /**
@@ -249,11 +262,11 @@ function rpcSql(plan: RpcPlan): Statement {
   /** The answer's row over `rows`; counted, `source` is the CTE the page reads and `total` counts. */
   const answer = (body: string, rows: string, source?: string): Statement => ({
     text: source === undefined
-      ? `select ${body} as body, count(*)::int as page_count, null::bigint as total from ${rows}`
-      : `with pgrst_source as (${source}) select ${body} as body, count(*)::int as page_count, (select count(*) from pgrst_source) as total from ${rows}`,
+      ? `select ${body} as body, count(*)::int as page_count, null::bigint as total${RESPONSE_SETTINGS} from ${rows}`
+      : `with pgrst_source as (${source}) select ${body} as body, count(*)::int as page_count, (select count(*) from pgrst_source) as total${RESPONSE_SETTINGS} from ${rows}`,
     values: params.values,
   });
-  if (plan.fn.returnsVoid) return { text: `select ${call}, null::text as body, 0 as page_count, null::bigint as total${fromArgs}`, values: params.values };
+  if (plan.fn.returnsVoid) return { text: `select ${call}, null::text as body, 0 as page_count, null::bigint as total${RESPONSE_SETTINGS}${fromArgs}`, values: params.values };
   if (plan.select && plan.fn.resultColumns) {
     const t = '_t0';
     const aliases = new Aliases();
@@ -265,7 +278,7 @@ function rpcSql(plan: RpcPlan): Statement {
     if (counted) return answer(bodySql(shape, plan.select), `(select ${list} from pgrst_source ${t}${page}) _s`, `select ${t}.* from ${filtered}`);
     const rows = `select ${list} from ${filtered}${page}`;
     // One row: answered as an object, as PostgREST does for a function returning a single composite.
-    if (!plan.fn.returnsSet) return { text: `select (select to_json(_s) from (${rows}) _s)::text as body, 1 as page_count, null::bigint as total`, values: params.values };
+    if (!plan.fn.returnsSet) return { text: `select (select to_json(_s) from (${rows}) _s)::text as body, 1 as page_count, null::bigint as total${RESPONSE_SETTINGS}`, values: params.values };
     return answer(bodySql(shape, plan.select), `(${rows}) _s`);
   }
   if (plan.fn.returnsSet) {
@@ -275,7 +288,7 @@ function rpcSql(plan: RpcPlan): Statement {
     if (counted) return answer(scalars, `(select _s.v from pgrst_source _s${page}) _s`, `select _s.v from ${before}${call} as _s(v)`);
     return answer(scalars, page === '' ? `${before}${call} as _s(v)` : `(select _s.v from ${before}${call} as _s(v)${page}) _s`);
   }
-  return { text: `select to_json(${call})::text as body, 1 as page_count, null::bigint as total${fromArgs}`, values: params.values };
+  return { text: `select to_json(${call})::text as body, 1 as page_count, null::bigint as total${RESPONSE_SETTINGS}${fromArgs}`, values: params.values };
 }
 
 /** Builds the one statement of a plan. */
