@@ -563,7 +563,7 @@ describe('views and computed fields (PostgREST’s view relationships, computed 
     const statement = statementFor(rpc('GET', 'books_by', 'author=1&select=title,authors!inner(name)&authors.name=eq.Ada&title=neq.x&order=authors(name).desc', { headers: { prefer: 'count=exact' } }));
     expect(statement.text).toBe(
       'with pgrst_source as (select _t0.* from public."books_by"("author" => $1) _t0 where _t0."title" <> $2 and exists (select 1 from public."authors"((_t0.*)::public."books") _t1 where true and _t1."name" = $3)) ' +
-        'select coalesce(json_agg(_s), \'[]\')::text as body, count(*)::int as page_count, (select count(*) from pgrst_source) as total ' +
+        `select coalesce(json_agg(_s), '[]')::text as body, count(*)::int as page_count, (select count(*) from pgrst_source) as total${RESPONSE_SETTINGS} ` +
         'from (select _t0."title" as "title", (select to_json(_e3) from (select _t2."name" as "name" from public."authors"((_t0.*)::public."books") _t2 where true and _t2."name" = $4 limit 1) _e3) as "authors" from pgrst_source _t0 ' +
         'order by (select _t4."name" from public."authors"((_t0.*)::public."books") _t4 where true and _t4."name" = $5 limit 1) desc) _s',
     );
