@@ -43,8 +43,9 @@ beforeAll(async () => {
 
 const base = () => `/api/projects/${project.id}`;
 
+type ProjectRoute = { method: string; label: string; path: () => string; body?: unknown; write?: boolean };
 /** Project-scoped routes; `write` ones must record nothing when refused. */
-const PROJECT_ROUTES: Array<{ method: string; label: string; path: () => string; body?: unknown; write?: boolean }> = [
+const PROJECT_ROUTES: ProjectRoute[] = [
   { method: 'GET', label: '/api/projects/:id', path: base },
   { method: 'DELETE', label: '/api/projects/:id', path: base, write: true },
   { method: 'GET', label: '/api/projects/:id/keys', path: () => `${base()}/keys` },
@@ -71,8 +72,9 @@ const PROJECT_ROUTES: Array<{ method: string; label: string; path: () => string;
   { method: 'POST', label: '/api/sql/execute', path: () => '/api/sql/execute', body: { get projectId() { return project.id; }, query: 'create table intruder (id int)' }, write: true },
 ];
 
+type Stranger = { who: string; headers: () => Record<string, string>; status: number; code: string; anonKey?: true };
 /** Callers with no right to the project, and how each is refused. */
-const STRANGERS: Array<{ who: string; headers: () => Record<string, string>; status: number; code: string; anonKey?: true }> = [
+const STRANGERS: Stranger[] = [
   { who: 'nobody', headers: () => ({}), status: 401, code: 'invalid_token' },
   { who: 'an end user’s token', headers: () => bearer(userToken), status: 401, code: 'invalid_token' },
   { who: 'an end user’s token with the anon key', headers: () => ({ ...bearer(userToken), ...apikey(project.anonKey) }), status: 401, code: 'invalid_token', anonKey: true },
@@ -82,39 +84,31 @@ const STRANGERS: Array<{ who: string; headers: () => Record<string, string>; sta
   { who: 'a deleted project’s service key', headers: () => apikey(deleted.serviceKey), status: 401, code: 'invalid_api_key' },
 ];
 
+/** `route` called by `stranger`: refused with the stranger's status and code, and, for a write, nothing recorded. */
+function refusal(route: ProjectRoute, stranger: Stranger): Scenario {
+  return {
+    name: `${route.method} ${route.label} by ${stranger.who}`,
+    method: route.method,
+    url: route.path,
+    headers: stranger.headers,
+    body: route.body,
+    expectedStatus: stranger.status,
+    expectedContent: [stranger.code],
+    expectedEvents: route.write ? { projectId: () => project.id, types: [] } : undefined,
+  };
+}
+
 describe('project-scoped routes refuse whoever has no right to the project', () => {
-  scenarios(
-    PROJECT_ROUTES.flatMap((route): Scenario[] =>
-      STRANGERS.map((stranger) => ({
-        name: `${route.method} ${route.label} by ${stranger.who}`,
-        method: route.method,
-        url: route.path,
-        headers: stranger.headers,
-        body: route.body,
-        expectedStatus: stranger.status,
-        expectedContent: [stranger.code],
-        expectedEvents: route.write ? { projectId: () => project.id, types: [] } : undefined,
-      })),
-    ),
-  );
+  scenarios(PROJECT_ROUTES.flatMap((route) => STRANGERS.map((stranger) => refusal(route, stranger))));
 
   // The object routes (served by the data plane) let the anon key in, with or without a user's token: RLS decides there.
+  const objects = '/api/projects/:id/storage/buckets/files/objects';
   scenarios(
     [
-      { method: 'GET', label: 'objects', path: () => `${base()}/storage/buckets/files/objects` },
-      { method: 'GET', label: 'objects/download', path: () => `${base()}/storage/buckets/files/objects/download?path=a.txt` },
-      { method: 'DELETE', label: 'objects', path: () => `${base()}/storage/buckets/files/objects`, body: { paths: ['a.txt'] } },
-    ].flatMap((route) =>
-      STRANGERS.filter((stranger) => !stranger.anonKey).map((stranger): Scenario => ({
-        name: `${route.method} /api/projects/:id/storage/buckets/files/${route.label} by ${stranger.who}`,
-        method: route.method,
-        url: route.path,
-        headers: stranger.headers,
-        body: route.body,
-        expectedStatus: stranger.status,
-        expectedContent: [stranger.code],
-      })),
-    ),
+      { method: 'GET', label: objects, path: () => `${base()}/storage/buckets/files/objects` },
+      { method: 'GET', label: `${objects}/download`, path: () => `${base()}/storage/buckets/files/objects/download?path=a.txt` },
+      { method: 'DELETE', label: objects, path: () => `${base()}/storage/buckets/files/objects`, body: { paths: ['a.txt'] } },
+    ].flatMap((route) => STRANGERS.filter((stranger) => !stranger.anonKey).map((stranger) => refusal(route, stranger))),
   );
 
   it('leaves the project as it was', async () => {
