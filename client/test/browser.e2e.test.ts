@@ -10,6 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { createManagementClient } from '../src/index';
 import { bearer, call } from '../../deploy/test/http';
 import { buildAndServePage, launchChromium, type ServedPage } from './browser-harness';
 import { appClient, clientProject, createTable, newEmail, PASSWORD, updateAuthSettings, type ClientProject } from './client-fixtures';
@@ -91,6 +92,34 @@ describe('the client in Chromium', () => {
     const inserted = await page.evaluate(() => window.app.client.from('notes').insert({ body: 'mine' }));
     expect(inserted.error).toBeNull();
     expect(await notes(page)).toEqual({ bodies: ['mine'], error: null });
+  });
+
+  it('reads every header an answer sends across origins: the count, a header the project’s SQL set, a download’s etag', async () => {
+    const m = createManagementClient(inject('baseUrl'), { accessToken: p.operator.token });
+    const greeting = await m.sql.execute(p.project.id, `
+      create function greet() returns text language plpgsql as $$
+      begin
+        perform set_config('response.headers', '[{"X-Greeting": "hello from SQL"}]', true);
+        return 'hi';
+      end $$;`);
+    expect(greeting.error).toBeNull();
+    expect((await m.storage.buckets.create(p.project.id, { name: 'public-files', public: true })).error).toBeNull();
+    const uploaded = await m.storage.objects.upload(p.project.id, 'public-files', 'hello.txt', 'hello', { contentType: 'text/plain' });
+    expect(uploaded.error).toBeNull();
+    const read = (url: string, headers: Record<string, string>, names: string[]) =>
+      page.evaluate(async ([url, headers, names]) => {
+        const response = await fetch(url as string, { headers: headers as Record<string, string> });
+        return { status: response.status, headers: Object.fromEntries((names as string[]).map((name) => [name, response.headers.get(name)])) };
+      }, [url, headers, names] as const);
+    const base = inject('baseUrl');
+    const anon = { apikey: p.project.anonKey };
+    const [session] = await storedSession(page);
+    expect(await read(`${base}/rest/v1/notes?select=body`, { ...anon, ...bearer(session!.accessToken), prefer: 'count=exact' }, ['content-range'])).toEqual({ status: 200, headers: { 'content-range': '0-0/1' } });
+    // The function is in the schema cache once its DDL's event reached the data plane.
+    await expect.poll(async () => (await read(`${base}/rest/v1/rpc/greet`, anon, ['x-greeting'])), { timeout: 15_000 })
+      .toEqual({ status: 200, headers: { 'x-greeting': 'hello from SQL' } });
+    const download = await read(`${base}/storage/v1/object/public/${p.project.id}/public-files/hello.txt`, {}, ['etag', 'accept-ranges', 'content-length']);
+    expect(download).toEqual({ status: 200, headers: { etag: `"${uploaded.data!.etag}"`, 'accept-ranges': 'bytes', 'content-length': '5' } });
   });
 
   it('keeps the session across a reload: INITIAL_SESSION carries it', async () => {
