@@ -191,6 +191,16 @@ describe('requests', () => {
     expect(request.modifiers.get('')!.where[0]).toMatchObject({ value: 'hello world+' });
   });
 
+  it('reads a form body as one object of texts: + a space, percent-encoding decoded, __proto__ one more field, a field given twice refused', () => {
+    const form = (body: string, method = 'POST') => parseRequest(raw('', { method, body, bodyType: 'form' })).body;
+    const body = form('title=hello+world%2B&__proto__=x&empty=&bare');
+    expect(body!.raw).toBe('{"title":"hello world+","__proto__":"x","empty":"","bare":""}');
+    expect(Object.keys(body!.value as object)).toEqual(['title', '__proto__', 'empty', 'bare']);
+    expect(form('a=1', 'PATCH')!.value).toEqual({ a: '1' });
+    expect(() => form('a=1&b=2&a=3')).toThrow(expect.objectContaining({ status: 400, code: 'invalid_request', message: 'the form body gives "a" twice' }));
+    expect(() => form('', 'PATCH')).toThrow(expect.objectContaining({ status: 400 }));
+  });
+
   it('reads Prefer and Accept', () => {
     const request = parseRequest(raw('', { method: 'POST', body: '[{"a":1}]', headers: { prefer: 'return=representation, count=exact,resolution=merge-duplicates, tx=commit' } }));
     expect(request.prefer).toEqual({ return: 'representation', count: 'exact', resolution: 'merge-duplicates', missingDefault: false });

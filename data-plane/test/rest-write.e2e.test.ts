@@ -649,6 +649,40 @@ describe('CSV bodies', () => {
   });
 });
 
+describe('form bodies', () => {
+  const form = (raw: string, prefer = 'return=representation') => ({ headers: { 'content-type': 'application/x-www-form-urlencoded', prefer }, raw });
+
+  it('inserts, updates and upserts the one row a form body gives, each field read in its column’s type', async () => {
+    const inserted = await rest('POST', 'ledger?select=id,label,n,amount::text', form('id=9200&label=caf%C3%A9+au+lait&n=7&amount=1.50'));
+    expect(inserted.status, inserted.text).toBe(201);
+    expect(inserted.body).toEqual([{ id: 9200, label: 'café au lait', n: 7, amount: '1.50' }]);
+    const updated = await rest('PATCH', 'ledger?id=eq.9200&select=id,label,n', form('label=a%26b%3Dc&n=8'));
+    expect(updated.body).toEqual([{ id: 9200, label: 'a&b=c', n: 8 }]);
+    const upserted = await rest('PUT', 'ledger?id=eq.9201&select=id,label', form('id=9201&label=put'));
+    expect([upserted.status, upserted.body]).toEqual([201, [{ id: 9201, label: 'put' }]]);
+  });
+
+  it('calls a function with a form body’s fields as its arguments', async () => {
+    const sum = await rest('POST', 'rpc/add_numbers', form('a=40&b=2'));
+    expect([sum.status, sum.body]).toEqual([200, 42]);
+    const defaulted = await rest('POST', 'rpc/add_numbers', form('a=41'));
+    expect(defaulted.body).toBe(42);
+  });
+
+  it('refuses a form body naming a field twice or a value its column cannot read, and keeps nothing', async () => {
+    const twice = await rest('POST', 'ledger', form('id=9210&id=9211'));
+    expect([twice.status, twice.body.code]).toEqual([400, 'invalid_request']);
+    expect(twice.body.message).toContain('"id" twice');
+    const wrongType = await rest('POST', 'ledger', form('id=9212&n=seven'));
+    expect([wrongType.status, wrongType.body.code]).toEqual([400, '22P02']);
+    const unknown = await rest('POST', 'ledger', form('id=9213&nope=1'));
+    expect([unknown.status, unknown.body.code]).toEqual([400, 'unknown_column']);
+    expect((await rest('GET', 'ledger?id=in.(9210,9211,9212,9213)')).body).toEqual([]);
+    const xml = await rest('POST', 'ledger', { headers: { 'content-type': 'application/xml' }, raw: '<id>9214</id>' });
+    expect([xml.status, xml.body.code]).toEqual([415, 'unsupported_media_type']);
+  });
+});
+
 describe('Prefer: timezone and max-affected', () => {
   beforeAll(async () => {
     await sql(p, `

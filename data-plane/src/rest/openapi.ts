@@ -109,7 +109,7 @@ export function openApiOf(snapshot: SchemaSnapshot, info: { title: string; descr
     host: server.host,
     basePath: server.pathname.replace(/\/$/, '') || '/',
     schemes: [server.protocol.replace(/:$/, '')],
-    consumes: ['application/json', 'application/vnd.pgrst.object+json;nulls=stripped', 'application/vnd.pgrst.object+json', 'text/csv'],
+    consumes: ['application/json', 'application/vnd.pgrst.object+json;nulls=stripped', 'application/vnd.pgrst.object+json', 'text/csv', 'application/x-www-form-urlencoded'],
     produces: ['application/json', 'application/vnd.pgrst.object+json;nulls=stripped', 'application/vnd.pgrst.object+json', 'text/csv'],
     paths,
     definitions,

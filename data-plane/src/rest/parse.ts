@@ -66,8 +66,8 @@ export interface RawRequest {
   headers: Record<string, string | string[] | undefined>;
   /** The body text, when the method carries one. */
   body?: string;
-  /** `Content-Type: text/csv`: the body is CSV, not JSON. */
-  csv?: boolean;
+  /** How the body is written when it is not JSON: `Content-Type: text/csv` or `application/x-www-form-urlencoded`. */
+  bodyType?: 'csv' | 'form';
   /** The time zone names a `timezone` preference may take: given when the `Prefer` header names one. */
   timeZones?: ReadonlySet<string>;
 }
@@ -163,8 +163,27 @@ function csvRows(text: string): Array<Record<string, string | null>> {
   return rows.map((fields) => Object.fromEntries(names.map((name, i) => [name!, fields[i] ?? null])));
 }
 
+/**
+ * A form body as PostgREST reads one: one object whose values are the
+ * fields' texts, for PostgreSQL to read in each column's or argument's type.
+ * A name given twice is refused rather than one of its values dropped.
+ */
+function formObject(text: string): Record<string, string> {
+  // No prototype: a field named `__proto__` is one more field.
+  const fields: Record<string, string> = Object.create(null);
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (name in fields) throw invalidRequest(`the form body gives "${name}" twice`, null, 'send each field once');
+    fields[name] = value;
+  }
+  return fields;
+}
+
 function parseBody(raw: RawRequest, action: Action): ApiRequest['body'] {
-  if (raw.csv) {
+  if (raw.bodyType === 'form' && raw.body !== undefined && raw.body.trim() !== '') {
+    const value = formObject(raw.body);
+    return { raw: JSON.stringify(value), value };
+  }
+  if (raw.bodyType === 'csv') {
     if (action !== 'insert') throw new ApiError(415, 'unsupported_media_type', 'a text/csv body is read by POST to a table only', null, 'send application/json');
     if (raw.body === undefined || raw.body.trim() === '') throw invalidRequest('a CSV body is required');
     const value = csvRows(raw.body);

@@ -17,9 +17,10 @@ import type { SchemaSnapshot } from './schema-model';
 import { statementFor } from './sql';
 import { requestSettingsOf } from './tx-settings';
 
-/** Media types a body may come in: JSON, and CSV for a bulk insert, as PostgREST. */
+/** Media types a body may come in, as PostgREST: JSON, CSV for a bulk insert, and a form (one object of texts). */
 const JSON_BODY = /^application\/(json|vnd\.pgrst\.object\+json|vnd\.pgrst\.object)\b/i;
 const CSV_BODY = /^text\/csv\b/i;
+const FORM_BODY = /^application\/x-www-form-urlencoded\b/i;
 
 /** Times stages into a `Server-Timing` value. */
 class StageTimer {
@@ -69,9 +70,9 @@ async function handle(api: DataApi, request: FastifyRequest, reply: FastifyReply
   const params = request.params as { table?: string; fn?: string };
   const contentType = request.headers['content-type'];
   const body = typeof request.body === 'string' ? request.body : undefined;
-  const csv = contentType !== undefined && CSV_BODY.test(contentType);
-  if (body !== undefined && body !== '' && contentType !== undefined && !csv && !JSON_BODY.test(contentType)) {
-    throw new ApiError(415, 'unsupported_media_type', `bodies are read as application/json (or text/csv), not ${contentType}`);
+  const bodyType = contentType === undefined ? undefined : CSV_BODY.test(contentType) ? 'csv' : FORM_BODY.test(contentType) ? 'form' : undefined;
+  if (body !== undefined && body !== '' && contentType !== undefined && bodyType === undefined && !JSON_BODY.test(contentType)) {
+    throw new ApiError(415, 'unsupported_media_type', `bodies are read as application/json, text/csv or application/x-www-form-urlencoded, not ${contentType}`);
   }
   const url = request.raw.url ?? '';
   const q = url.indexOf('?');
@@ -85,7 +86,7 @@ async function handle(api: DataApi, request: FastifyRequest, reply: FastifyReply
     query: q < 0 ? '' : url.slice(q + 1),
     headers: request.headers,
     body,
-    csv,
+    bodyType,
     timeZones,
   });
   timer.mark('parse');
