@@ -1,6 +1,6 @@
 /**
- * The data API against generated requests: query strings, bodies and headers
- * put together from its grammar's own words and punctuation (fast-check,
+ * The data API against generated requests: query strings, bodies (JSON, CSV,
+ * forms, types it does not read) and headers put together from its grammar's own words and punctuation (fast-check,
  * seeded, so a failure names the seed and the shrunk request that shows it).
  * Whatever a request says, the answer is never a 5xx, a refusal has the
  * error shape of API.md, and no answer shows a stack trace or our SQL.
@@ -100,12 +100,37 @@ const body = fc.oneof(
   fc.array(fc.dictionary(fc.constantFrom(...COLUMNS), fc.oneof(fc.integer(), fc.string(), fc.constant(null))), { maxLength: 3 }),
 );
 
+/** How a body goes: mostly JSON, now and then as CSV, a form or a type the data API does not read. */
+const ENCODINGS = ['json', 'json', 'json', 'json', 'csv', 'form', 'text/plain'] as const;
+
 interface Generated {
   method: string;
   path: string;
   query: Array<readonly [string, string]>;
   headers: Array<readonly [string, string] | undefined | boolean>;
   body: unknown;
+  encoding: (typeof ENCODINGS)[number];
+}
+
+/** A field's text in a CSV line or a form: a string as it is, anything else as JSON. */
+const fieldText = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value) ?? '');
+const objectsOf = (body: unknown): Array<Record<string, unknown>> =>
+  (Array.isArray(body) ? body : [body]).filter((row): row is Record<string, unknown> => typeof row === 'object' && row !== null && !Array.isArray(row));
+
+/** The generated body written in its encoding, with the content type that says so. */
+function encoded(body: unknown, encoding: Generated['encoding']): { raw: string; contentType: string } {
+  if (encoding === 'form') {
+    const [first] = objectsOf(body);
+    return { raw: new URLSearchParams(Object.entries(first ?? {}).map(([k, v]): [string, string] => [k, fieldText(v)])).toString(), contentType: 'application/x-www-form-urlencoded' };
+  }
+  if (encoding === 'csv') {
+    const rows = objectsOf(body);
+    const names = [...new Set(rows.flatMap((row) => Object.keys(row)))];
+    const quote = (text: string) => `"${text.replace(/"/g, '""')}"`;
+    const lines = [names.join(','), ...rows.map((row) => names.map((name) => (row[name] === null || row[name] === undefined ? 'NULL' : quote(fieldText(row[name])))).join(','))];
+    return { raw: lines.join('\n'), contentType: 'text/csv' };
+  }
+  return { raw: JSON.stringify(body), contentType: encoding === 'json' ? 'application/json' : encoding };
 }
 
 const request = fc.record({
@@ -114,6 +139,7 @@ const request = fc.record({
   query: fc.array(parameter, { maxLength: 4 }),
   headers,
   body,
+  encoding: fc.constantFrom(...ENCODINGS),
 });
 
 /** Sends a generated request; a write's filters always add `id=lt.0`, so it touches no fixture row. */
@@ -127,7 +153,9 @@ async function send(generated: Generated): Promise<Answer> {
   const sent: Record<string, string> = { ...p.anon, ...(asUser ? { authorization: `Bearer ${user}` } : {}) };
   for (const pair of [prefer, accept, range, profile]) if (pair) sent[pair[0]] = pair[1].replace(/[^\x20-\x7e]/g, '?');
   const hasBody = generated.method !== 'GET' && generated.method !== 'HEAD' && generated.body !== undefined;
-  return call(generated.method, `/rest/v1/${generated.path}${query.length > 0 ? `?${query.join('&')}` : ''}`, { headers: sent, ...(hasBody ? { body: generated.body } : {}) });
+  if (!hasBody) return call(generated.method, `/rest/v1/${generated.path}${query.length > 0 ? `?${query.join('&')}` : ''}`, { headers: sent });
+  const { raw, contentType } = encoded(generated.body, generated.encoding);
+  return call(generated.method, `/rest/v1/${generated.path}${query.length > 0 ? `?${query.join('&')}` : ''}`, { headers: { ...sent, 'content-type': contentType }, raw });
 }
 
 /** What no answer may be: a server error, a refusal without API.md's shape, or one that shows internals. */

@@ -201,6 +201,12 @@ describe('requests', () => {
     expect(() => form('', 'PATCH')).toThrow(expect.objectContaining({ status: 400 }));
   });
 
+  it('refuses a NUL character anywhere in the query string: a name would carry it into the statement’s text', () => {
+    for (const query of ['select=id-%3E%00', 'select=a%00:id', 'title=eq.a%00b', 'id%00=eq.1']) {
+      expect(() => parseRequest(raw(query)), query).toThrow(expect.objectContaining({ status: 400, code: 'invalid_request', message: 'the query string holds a NUL character (%00)' }));
+    }
+  });
+
   it('reads Prefer and Accept', () => {
     const request = parseRequest(raw('', { method: 'POST', body: '[{"a":1}]', headers: { prefer: 'return=representation, count=exact,resolution=merge-duplicates, tx=commit' } }));
     expect(request.prefer).toEqual({ return: 'representation', count: 'exact', resolution: 'merge-duplicates', missingDefault: false });

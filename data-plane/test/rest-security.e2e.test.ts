@@ -262,6 +262,14 @@ describe('SQL injection attempts are refused or harmless', () => {
     expect(stored.body).toEqual([{ name: "Robert'); drop table posts; --" }]);
   });
 
+  it('a NUL character in an alias or a JSON key is refused with 400 before it reaches PostgreSQL, whose protocol ends a statement’s text at one', async () => {
+    for (const query of ['posts?select=id-%3E%00', 'posts?select=x%00y:id', 'posts?select=id&title=eq.%00']) {
+      const answer = await rest('GET', query, p.anon);
+      expect([answer.status, answer.body.code], query).toEqual([400, 'invalid_request']);
+    }
+    expect((await rest('GET', 'posts?select=id&id=eq.1', p.anon)).body).toEqual([{ id: 1 }]);
+  });
+
   it('left every table in place', async () => {
     expect((await rest('GET', 'posts?select=id&order=id', p.service)).body.map((r: { id: number }) => r.id)).toEqual([1, 2, 3, 4]);
   });

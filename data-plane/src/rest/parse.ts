@@ -215,11 +215,15 @@ function queryPairs(query: string): Array<[string, string]> {
     const eq = part.indexOf('=');
     const key = eq < 0 ? part : part.slice(0, eq);
     const value = eq < 0 ? '' : part.slice(eq + 1);
+    let pair: [string, string];
     try {
-      pairs.push([decodeURIComponent(key.replace(/\+/g, ' ')), decodeURIComponent(value.replace(/\+/g, ' '))]);
+      pair = [decodeURIComponent(key.replace(/\+/g, ' ')), decodeURIComponent(value.replace(/\+/g, ' '))];
     } catch {
       throw invalidRequest('the query string is not valid percent-encoding');
     }
+    // PostgreSQL's text holds no NUL, and a name would carry it into the statement's own text (an alias, a JSON path's key).
+    if (pair[0].includes('\0') || pair[1].includes('\0')) throw invalidRequest('the query string holds a NUL character (%00)', null, 'PostgreSQL text cannot hold one');
+    pairs.push(pair);
   }
   return pairs;
 }
