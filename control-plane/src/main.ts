@@ -61,6 +61,9 @@ async function main(): Promise<void> {
     allowedHeaders: ['authorization', 'apikey', 'content-type', 'accept', 'prefer', 'x-client-info'],
     exposedHeaders: ['location', 'retry-after'],
     maxAge: 86400,
+    // An OPTIONS without Origin or Access-Control-Request-Method is no browser's preflight; strict, @fastify/cors refuses
+    // it 400 in plain text, not API.md's error shape. It gets the preflight's answer, as the data plane gives it.
+    strictPreflight: false,
   });
   await app.listen(config.listenPort, '127.0.0.1');
   subscription.start();

@@ -31,4 +31,12 @@ describe('CORS on /api', () => {
     expect(refused.status).toBe(401);
     expect(refused.headers.get('access-control-allow-origin')).toBe('*');
   });
+
+  it('answers an OPTIONS that is not a preflight as one, not with a refusal in plain text', async () => {
+    for (const headers of [{}, { origin: ORIGIN }, { 'access-control-request-method': 'POST' }] as Array<Record<string, string>>) {
+      const response = await fetch(new URL('/api/projects', inject('baseUrl')), { method: 'OPTIONS', headers });
+      expect(response.status, JSON.stringify(headers)).toBe(204);
+      expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    }
+  });
 });
