@@ -134,6 +134,17 @@ describe('tokens are refused with 401, never read as anon', () => {
     expect((await rest('GET', 'posts', { ...p.anon, authorization: `Bearer ${forged}` })).status).toBe(401);
   });
 
+  it('refuses a token signed with the project’s key whose sub or session_id is not a UUID, on the auth routes too (was a 500)', async () => {
+    for (const changes of [{ sub: 'x'.repeat(64) }, { session_id: 'not-a-uuid' }, { sub: 42 }, { sub: ada.id.toUpperCase() }] as JWTPayload[]) {
+      const forged = await resign(ada.token, changes);
+      for (const [method, path] of [['GET', 'auth/me'], ['POST', 'auth/logout'], ['PATCH', 'auth/me'], ['GET', 'posts?select=id']] as const) {
+        const answer = await rest(method, path, { ...p.anon, authorization: `Bearer ${forged}` }, method === 'GET' ? undefined : {});
+        expect(answer.status, `${method} ${path} ${JSON.stringify(changes)}: ${answer.text}`).toBe(401);
+        expect(answer.body.code).toBe('invalid_token');
+      }
+    }
+  });
+
   it('accepts the same claims re-signed with the project’s key (the forging helper is sound)', async () => {
     const fine = await resign(ada.token, {});
     expect((await rest('POST', 'rpc/whoami', { ...p.anon, authorization: `Bearer ${fine}` }, {})).body).toMatchObject({ uid: ada.id });

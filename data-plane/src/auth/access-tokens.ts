@@ -97,8 +97,11 @@ export class AccessTokens {
       if (error instanceof joseErrors.JWTExpired) throw new ApiError(401, 'token_expired', 'access token expired');
       throw new ApiError(401, 'invalid_token', 'invalid access token');
     }
-    if (payload.ref !== project.projectId || typeof payload.sub !== 'string' || typeof payload.session_id !== 'string') {
-      throw new ApiError(401, 'invalid_token', 'access token of another project');
+    if (payload.ref !== project.projectId) throw new ApiError(401, 'invalid_token', 'access token of another project');
+    // Every token signed here names a user and a session by their UUIDs: claims of any other form are no session of
+    // ours, and would reach the session lookup's uuid parameters as an error of PostgreSQL's.
+    if (typeof payload.sub !== 'string' || !UUID.test(payload.sub) || typeof payload.session_id !== 'string' || !UUID.test(payload.session_id)) {
+      throw new ApiError(401, 'invalid_token', 'invalid access token');
     }
     return payload as unknown as AccessTokenClaims;
   }
@@ -122,5 +125,8 @@ export class AccessTokens {
     return opened;
   }
 }
+
+/** A UUID as PostgreSQL writes one (users' and sessions' ids). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const base64url = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
