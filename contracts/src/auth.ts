@@ -81,9 +81,16 @@ const LABEL = '[\\p{L}\\p{Nd}](?:[\\p{L}\\p{M}\\p{Nd}-]*[\\p{L}\\p{M}\\p{Nd}])?'
  */
 export const EMAIL_PATTERN = new RegExp(`^${ATEXT}+(?:\\.${ATEXT}+)*@${LABEL}(?:\\.${LABEL})+$`, 'u');
 
+/** The longest address SMTP carries: RFC 5321's path of 256 octets, less its angle brackets (4.5.3.1.3). */
+export const MAX_EMAIL_OCTETS = 254;
+
 /** An address of {@link EMAIL_PATTERN}'s form, else 400 `invalid_email` (API.md's code, for end users and operators alike). */
 export function checkEmailAddress(email: string): string {
   if (!EMAIL_PATTERN.test(email)) throw new ApiError(400, 'invalid_email', 'invalid email address');
+  // Longer, no mail server takes it (a 503 "try again later" that never passes, after a sign-up without mail kept it).
+  if (new TextEncoder().encode(email).length > MAX_EMAIL_OCTETS) {
+    throw new ApiError(400, 'invalid_email', `an email address has at most ${MAX_EMAIL_OCTETS} bytes`, { maxBytes: MAX_EMAIL_OCTETS });
+  }
   return email;
 }
 

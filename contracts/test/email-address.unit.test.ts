@@ -17,6 +17,9 @@ describe('checkEmailAddress', () => {
     'di\u0307nç@example.com',
     'ada@exämple.com',
     'ада@пример.рф',
+    // 254 bytes, the most SMTP carries (RFC 5321's path, less its angle brackets), in ASCII and in UTF-8.
+    `${'a'.repeat(242)}@example.com`,
+    `${'ü'.repeat(121)}@example.com`,
   ])('takes %s as it is', (email) => {
     expect(checkEmailAddress(email)).toBe(email);
   });
@@ -52,6 +55,10 @@ describe('checkEmailAddress', () => {
     'a@-example.com',
     'a@example-.com',
     'a@b@example.com',
+    // Longer than any mail server takes: 255 bytes, and 320 characters (the most a body may carry).
+    `${'a'.repeat(243)}@example.com`,
+    `${'ü'.repeat(121)}a@example.com`,
+    `${'a'.repeat(308)}@example.com`,
   ])('refuses %j with 400 invalid_email', (email) => {
     let refusal: unknown;
     try {
