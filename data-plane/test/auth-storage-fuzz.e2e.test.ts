@@ -78,6 +78,8 @@ const OTHER_BYTES = 'the other project’s bytes';
 /** Signed-URL tokens as they were handed out, and what each reads. */
 const signed: Record<string, { token: string; object: string }> = {};
 const storageTokens: Record<string, string> = {};
+/** Each fixture object's `ETag` and `Last-Modified`, as its download answers them. */
+const validators: Record<string, { etag: string; lastModified: string }> = {};
 
 async function signIn(): Promise<void> {
   const answer = await call('POST', '/rest/v1/auth/signin', { headers: { ...p.anon, 'x-forwarded-for': '10.250.0.1' }, body: { email: fixture.email, password: fixture.password } });
@@ -152,6 +154,9 @@ beforeAll(async () => {
     const answer = await call('GET', `/api/projects/${p.project.id}/storage/buckets/${bucket}/objects/url?path=${encodeURIComponent(rest.join('/'))}&expiresIn=600`, { headers: p.service });
     expect(answer.status, answer.text).toBe(200);
     signed[object] = { token: new URL(answer.body.url).searchParams.get('token')!, object };
+    const head = await call('HEAD', `/api/projects/${p.project.id}/storage/buckets/${bucket}/objects/download?path=${encodeURIComponent(rest.join('/'))}`, { headers: p.service });
+    validators[object] = { etag: head.headers.get('etag')!, lastModified: head.headers.get('last-modified')! };
+    expect(validators[object]!.etag).toMatch(/^".+"$/);
   }
   const expiry = now + 600;
   storageTokens.expired = await signStorageToken({ b: 'docs', o: 'a.txt' }, p.project.id, now - 10);
@@ -436,12 +441,15 @@ const storageRequest = fc.record({
   validator: seldom(fc.constantFrom<[string, string]>(
     ['if-range', '"nope"'], ['if-range', 'W/"nope"'], ['if-range', 'Thu, 01 Jan 1970 00:00:00 GMT'], ['if-range', 'garbage'], ['if-none-match', '*'], ['if-none-match', '"x", W/"y"'],
     ['if-modified-since', 'Thu, 01 Jan 2099 00:00:00 GMT'], ['if-modified-since', 'garbage'], ['if-unmodified-since', 'Thu, 01 Jan 1970 00:00:00 GMT'],
+    // The object's own validators (as its last answer gave them), which a resumed download sends.
+    ['if-range', 'ETAG'], ['if-range', 'W/ETAG'], ['if-range', 'DATE'], ['if-none-match', 'ETAG'], ['if-none-match', 'W/ETAG'], ['if-modified-since', 'DATE'],
   ), 3),
-  apikey: fc.constantFrom('none', 'none', 'anon', 'service', 'garbage', 'other', 'query-anon'),
-  authorization: fc.constantFrom('none', 'none', 'user', 'operator', 'other-operator', 'garbage', 'basic', 'expired', 'otherRef'),
-  extra: fc.constantFrom('', '', '', '&expiresIn=-1', '&expiresIn=99999999999', '&expiresIn=1.5', '&prefix=dir/', '&prefix=%00', '&limit=0', '&limit=99999', '&offset=-1', '&path=a.txt', '&upsert=maybe'),
+  apikey: fc.constantFrom('none', 'none', 'anon', 'service', 'service', 'garbage', 'other', 'query-anon'),
+  authorization: fc.constantFrom('none', 'none', 'user', 'operator', 'operator', 'other-operator', 'garbage', 'basic', 'expired', 'otherRef'),
+  extra: fc.constantFrom('', '', '', '&expiresIn=-1', '&expiresIn=99999999999', '&expiresIn=1.5', '&prefix=dir/', '&prefix=%00', '&limit=0', '&limit=99999', '&offset=-1', '&path=a.txt', '&upsert=maybe', '&upsert=true'),
   deleteBody: fc.constantFrom('{"paths":["zz-nope"]}', '{"paths":[]}', '{"paths":"a.txt"}', '{"paths":[1]}', '{"paths":["\\u0000"]}', '{', '', 'null', '{"paths":["../zz"]}'),
-  uploadBody: fc.constantFrom('multipart', 'multipart-wrong-field', 'multipart-cut', 'json', 'empty', 'text'),
+  uploadBody: fc.constantFrom('multipart', 'multipart', 'multipart-wrong-field', 'multipart-cut', 'json', 'empty', 'text', 'two-files', 'no-filename', 'no-boundary', 'other-boundary', 'fields-first', 'odd-disposition'),
+  partType: fc.constantFrom('text/plain', 'text/plain', 'image/png', '', 'text/plain; charset=\u0000', 'x'.repeat(300), 'text/plain\r\nx-evil: 1', '*/*', 'image/*', 'application/json; a="b', 'é/è', ' text/plain '),
 });
 type Generated = typeof storageRequest extends fc.Arbitrary<infer T> ? T : never;
 type StorageRequest = Generated & { bucket: string; path: string };
@@ -481,7 +489,10 @@ function buildStorage(generated: StorageRequest): { method: string; path: string
   };
   if (authorization[generated.authorization]) headers.authorization = authorization[generated.authorization]!;
   if (generated.range !== null) headers.range = generated.range.replace(/[^\x20-\x7e]/g, '?');
-  if (generated.validator !== null) headers[generated.validator[0]] = generated.validator[1];
+  if (generated.validator !== null) {
+    const own = validators[objectOf(generated) ?? ''] ?? validators['docs/a.txt']!;
+    headers[generated.validator[0]] = generated.validator[1].replace('ETAG', own.etag).replace('DATE', own.lastModified);
+  }
 
   if (generated.route === 'public' || generated.route === 'sign') {
     const tokenText = signed[generated.token]?.token ?? storageTokens[generated.token] ?? (generated.token === 'garbage' ? 'garbage' : '');
@@ -506,11 +517,19 @@ function buildStorage(generated: StorageRequest): { method: string; path: string
       // Uploads only ever under up/, so that no fixture object is replaced.
       const uploadPath = `path=up/${generated.path.replace(/[ #?]/g, encodeURIComponent)}`;
       const boundary = 'fuzzboundary';
-      const part = (name: string) => `--${boundary}\r\ncontent-disposition: form-data; name="${name}"; filename="x.txt"\r\ncontent-type: text/plain\r\n\r\nuploaded bytes\r\n`;
+      const partType = generated.partType.replace(/[^\x20-\x7e]/g, '?');
+      const part = (name: string, filename = '; filename="x.txt"') => `--${boundary}\r\ncontent-disposition: form-data; name="${name}"${filename}\r\ncontent-type: ${partType}\r\n\r\nuploaded bytes\r\n`;
+      const field = (name: string, value: string) => `--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
       const bodies: Record<string, [string | undefined, string]> = {
         multipart: [`multipart/form-data; boundary=${boundary}`, `${part('file')}--${boundary}--\r\n`],
         'multipart-wrong-field': [`multipart/form-data; boundary=${boundary}`, `${part('upload')}--${boundary}--\r\n`],
         'multipart-cut': [`multipart/form-data; boundary=${boundary}`, part('file').slice(0, 60)],
+        'two-files': [`multipart/form-data; boundary=${boundary}`, `${part('file')}${part('file')}--${boundary}--\r\n`],
+        'no-filename': [`multipart/form-data; boundary=${boundary}`, `${part('file', '')}--${boundary}--\r\n`],
+        'no-boundary': ['multipart/form-data', `${part('file')}--${boundary}--\r\n`],
+        'other-boundary': ['multipart/form-data; boundary=another', `${part('file')}--${boundary}--\r\n`],
+        'fields-first': [`multipart/form-data; boundary=${boundary}`, `${field('cacheControl', '3600')}${field('metadata', '{"a":1}')}${field('x', 'y'.repeat(70 * 1024))}${part('file')}--${boundary}--\r\n`],
+        'odd-disposition': [`multipart/form-data; boundary=${boundary}`, `${part('file', '; filename="../../etc/passwd"; filename*=UTF-8\'\'%00%ff')}--${boundary}--\r\n`],
         json: ['application/json', '{"file":"x"}'],
         empty: [`multipart/form-data; boundary=${boundary}`, ''],
         text: ['text/plain', 'uploaded bytes'],
@@ -524,10 +543,12 @@ function buildStorage(generated: StorageRequest): { method: string; path: string
 /** What a served object may not be: bytes of an object that URL may not read, or a range that is not what it says. */
 function servingProblem(generated: StorageRequest, method: string, answer: Received): string | undefined {
   if (answer.status !== 200 && answer.status !== 206) return undefined;
+  // A range only under an If-Range that names the object as it is: its strong entity tag or its Last-Modified.
+  if (answer.status === 206 && generated.validator?.[0] === 'if-range' && !['ETAG', 'DATE'].includes(generated.validator[1])) return `a range served under If-Range ${generated.validator[1]}`;
   if (generated.route === 'public' || generated.route === 'sign') {
     if (generated.route === 'public' && generated.bucket !== 'pics') return `the public URL served a bucket that is not public: ${answer.text.slice(0, 100)}`;
     // The other project's own token (signed for its docs/a.txt) reads that object at that project's URL.
-    if (generated.route === 'sign' && generated.token === 'otherProject' && generated.project === 'other' && (method === 'HEAD' || answer.text === OTHER_BYTES)) return undefined;
+    if (generated.route === 'sign' && generated.token === 'otherProject' && generated.project === 'other' && (method === 'HEAD' || (answer.status === 206 ? Buffer.from(OTHER_BYTES).includes(answer.bytes) : answer.text === OTHER_BYTES))) return undefined;
     if (generated.route === 'sign' && !(generated.token in signed) && generated.token !== 'twice' && generated.token !== 'array') return `a signed URL with the ${generated.token} token was served`;
     const object = objectOf(generated);
     const expected = generated.route === 'sign' ? signed[generated.token] : undefined;
