@@ -342,6 +342,22 @@ function authHeaders(generated: AuthRequest): { headers: Record<string, string>;
 /** The addresses some answer made a user of (a sign-up, a magic link, an invitation that succeeded). */
 const created = new Set<string>();
 
+const USER_KEYS = ['avatarUrl', 'createdAt', 'email', 'emailVerified', 'firstName', 'id', 'lastName', 'lastSignInAt', 'providers', 'updatedAt', 'username'];
+const SESSION_KEYS = ['accessToken', 'expiresIn', 'refreshToken', 'tokenType'];
+
+/** What an answer that is not a refusal may not be: another shape than API.md's, or one telling whether an address has an account. */
+function answerProblem(route: string, answer: Received): string | undefined {
+  if (answer.status >= 300 || answer.body === null || answer.body === undefined) return undefined;
+  const keys = (value: unknown) => Object.keys(value as object).sort().join(',');
+  const user = route === 'me' ? answer.body : answer.body.user;
+  if (user !== undefined && keys(user) !== USER_KEYS.join(',')) return `a user of another shape: ${keys(user)}`;
+  if (['signup', 'signin', 'magic-link/verify'].includes(route) && keys(answer.body) !== [...SESSION_KEYS, 'user'].sort().join(',')) return `a session of another shape: ${keys(answer.body)}`;
+  if (route === 'refresh' && keys(answer.body) !== SESSION_KEYS.join(',')) return `a refreshed session of another shape: ${keys(answer.body)}`;
+  // Known address or not, the same answer.
+  if (['forgot-password', 'resend', 'magic-link'].includes(route) && answer.body.message !== 'if this address can receive a code, one is on its way') return `an answer that may tell an account: ${answer.text}`;
+  return undefined;
+}
+
 /** The fixture user's row and whether the session of its token is live. */
 async function fixtureState(): Promise<unknown> {
   const sessionId = decodeJwt(fixture.token).session_id;
@@ -387,7 +403,7 @@ describe('generated auth requests', () => {
         const fixtureBefore = asFixture ? await fixtureState() : undefined;
         const answer = await send(method, path, headers, body);
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-        const problem = problemOf(answer, method);
+        const problem = problemOf(answer, method) ?? answerProblem(route, answer);
         expect(problem, `${method} ${path} ${JSON.stringify(headers)} ${JSON.stringify(body)?.slice(0, 500)}`).toBeUndefined();
 
         if (fixtureBefore !== undefined && answer.status >= 300) {
