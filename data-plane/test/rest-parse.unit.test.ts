@@ -201,6 +201,12 @@ describe('requests', () => {
     expect(() => form('', 'PATCH')).toThrow(expect.objectContaining({ status: 400 }));
   });
 
+  it('reads an (any)/(all) list double-quoted inside a logic tree, as any value there', () => {
+    const [quoted] = (parseRequest(raw('or=(name.like(any)."{a*,\\"b,c\\"}",n.eq(all).{})')).modifiers.get('')!.where[0] as { children: unknown[] }).children;
+    expect(quoted).toMatchObject({ op: 'like', quantifier: 'any', value: ['a*', 'b,c'] });
+    expect(() => parseRequest(raw('or=(n.eq(any)."1,2")'))).toThrow(expect.objectContaining({ status: 400, code: 'invalid_filter' }));
+  });
+
   it('refuses a NUL character anywhere in the query string: a name would carry it into the statement’s text', () => {
     for (const query of ['select=id-%3E%00', 'select=a%00:id', 'title=eq.a%00b', 'id%00=eq.1']) {
       expect(() => parseRequest(raw(query)), query).toThrow(expect.objectContaining({ status: 400, code: 'invalid_request', message: 'the query string holds a NUL character (%00)' }));

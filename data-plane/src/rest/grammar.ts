@@ -305,8 +305,10 @@ export function parseFilter(field: string, text: string, insideLogic = false): F
     return { kind: 'filter', ...at, negate, op, value: inner === '' ? [] : splitTopLevel(inner).map((v) => unquote(v.trim())) };
   }
   if (quantifier) {
-    if (!value.startsWith('{') || !value.endsWith('}')) throw invalidFilter(`"${field}=${text}": ${op}(${quantifier}) needs a list, {a,b}`);
-    const inner = value.slice(1, -1);
+    // Inside a logic tree the list may come double-quoted, as any value there (PostgREST's pLogicSingleVal).
+    const list = insideLogic ? unquote(value) : value;
+    if (!list.startsWith('{') || !list.endsWith('}')) throw invalidFilter(`"${field}=${text}": ${op}(${quantifier}) needs a list, {a,b}`);
+    const inner = list.slice(1, -1);
     return { kind: 'filter', ...at, negate, op, quantifier, value: inner === '' ? [] : splitTopLevel(inner).map((v) => unquote(v.trim())) };
   }
   if (op === 'is' && !IS_VALUES.has(value.toLowerCase())) throw invalidFilter(`"${field}=${text}": is takes null, not_null, true, false or unknown`);
