@@ -17,7 +17,9 @@ let project: ProjectAnswer;
 let strangersProject: ProjectAnswer;
 let userId: string;
 let operationId: string;
+/** What no answer may show, and the project keys with who may see them (in an answer that is no refusal). */
 let secrets: string[] = [];
+let keys: Array<{ key: string; shownTo: Array<Generated['auth']> }> = [];
 /** A password in every SMTP URL the settings get: no answer may show it. */
 const SMTP_PASSWORD = `smtp-pw-${randomUUID()}`;
 
@@ -38,7 +40,8 @@ beforeAll(async () => {
   await setup('POST', '/api/sql/execute', { projectId: project.id, query: "insert into parents (label) values ('p'); insert into items (title, n, parent_id) values ('one', 1, 1)" });
   userId = (await setup('POST', `${base}/auth/users`, { email: `u-${randomUUID()}@example.com`, password: 'correct horse battery' })).id;
   operationId = (await setup('GET', `${base}/operations`))[0].id;
-  secrets = [inject('platformSecret'), operator.token, operator.refreshToken, stranger.token, strangersProject.serviceKey, 'correct horse battery', SMTP_PASSWORD];
+  secrets = [inject('platformSecret'), operator.token, operator.refreshToken, stranger.token, 'correct horse battery', SMTP_PASSWORD];
+  keys = [{ key: project.serviceKey, shownTo: ['operator', 'service'] }, { key: strangersProject.serviceKey, shownTo: ['stranger'] }];
 }, 180_000);
 
 // ---- values ------------------------------------------------------------------------------------------------------
@@ -157,7 +160,8 @@ const ROUTES: Route[] = [
   // Rows.
   {
     method: 'GET', path: `${P}/tables/{table}/rows`, params: { table: segment(['items', 'parents']) },
-    query: { limit: query(numberText), offset: query(numberText), order: query(one('id', 'id.desc', 'title.asc.nullsfirst', 'nope', 'meta', 'id.sideways')), title: query(one('eq.one', 'like.o*', 'is.null', 'in.(a,b)', 'eq', 'nope.1')), n: query(one('gt.0', 'eq.x', 'eq.1e309', 'in.(1,2', 'is.true')) },
+    query: { limit: query(numberText), offset: query(numberText), order: query(one('id', 'id.desc', 'title.asc.nullsfirst', 'nope', 'meta', 'id.sideways')), title: query(one('eq.one', 'like.o*', 'is.null', 'in.(a,b)', 'eq', 'nope.1', 'ilike.%25', 'like.\\', 'in.()', 'not.eq.x', 'eq.\u0000')), n: query(one('gt.0', 'eq.x', 'eq.1e309', 'in.(1,2', 'is.true', 'lt.-9223372036854775809', 'in.(1,null)')),
+      meta: query(one('eq.{}', 'is.null', 'eq.x', 'cs.{"a":1}', 'like.a')), 'meta->>a': query(one('eq.1', 'is.null')), id: query(one('eq.1', 'gt.abc', 'in.(1,2)', 'eq.99999999999999999999', 'is.1')), 'title::int': query(one('eq.1')), parent_id: query(one('eq.1', 'is.null')) },
   },
   { method: 'POST', path: `${P}/tables/{table}/rows`, params: { table: segment(['items', 'parents']) }, body: object({ data: rowData }), mutates: true },
   { method: 'PUT', path: `${P}/tables/{table}/rows`, params: { table: segment(['items', 'parents']) }, body: object({ pkWhere: field(fc.dictionary(one('id', 'title', 'nope'), rowValue, { maxKeys: 2 })), data: rowData }), mutates: true },
@@ -198,7 +202,13 @@ const ROUTES: Route[] = [
       projectId: field(fc.oneof(fc.constant('<project>'), fc.constant('<strangers>'), uuidLike)),
       query: field(one('select 1', 'select 1 +', 'select * from nope', 'select 1/0', "select '\u0000'", 'select $1', 'begin', 'commit', 'rollback', 'set role postgres', 'reset role', 'show all',
         'select * from pg_authid', "select current_setting('baseplane.nope')", 'select pg_sleep(0.01)', 'copy items to stdout', 'listen x', 'select 1; select 2', '', ';', "select repeat('x', 10)",
-        'select * from items', 'select * from auth.users', 'select title::int from items', 'vacuum items', 'prepare p as select 1', 'select 1 limit -1', "select 'é'::bytea")),
+        'select * from items', 'select * from auth.users', 'select title::int from items', 'vacuum items', 'prepare p as select 1', 'select 1 limit -1', "select 'é'::bytea",
+        'select pg_terminate_backend(pg_backend_pid())', 'select pg_cancel_backend(pg_backend_pid())', "set statement_timeout = 1; select pg_sleep(0.1)", 'discard all', 'reset all', 'set session authorization default',
+        "do $$ begin raise exception 'boom' using detail = 'd', hint = 'h'; end $$", "select 'NaN'::float8, 'infinity'::timestamptz, '-infinity'::date", 'select 9223372036854775807::int8, 1e400::numeric',
+        "select '{\"a\":[1,2,{\"b\":null}]}'::json, array[1,null,3], row(1,'x'), interval '1 day', point(1,2), '1.5'::money", 'select * from generate_series(1, 20000)', "select repeat('x', 3000000)",
+        "select E'\\\\x00'::bytea, chr(1)", 'select 1 as a, 2 as a', 'select', 'select null::json', "notify x, 'y'", 'create temp table t as select 1 as x; select * from t', 'select * from pg_stat_activity',
+        "select current_setting('search_path'), current_user, session_user", 'explain analyze select 1', 'select txid_current()', 'savepoint a', 'select 1; rollback', 'commit; select 1', 'abort', 'select 1 from items for update',
+        "select lo_import('/etc/passwd')", "select pg_read_file('/etc/passwd')", "copy (select 1) to '/tmp/x'", 'select dblink_connect(\'x\')', 'load \'plpgsql\'', 'set role none', "set local role 'x'")),
     }),
   },
   { method: 'GET', path: '/api/dev/inbox', query: { to: query(email as fc.Arbitrary<string>) } },
@@ -217,9 +227,23 @@ interface Generated {
   auth: 'operator' | 'service' | 'anon' | 'stranger' | 'none' | 'garbage';
   /** Whether the project's state is read back around this request (when it changes something). */
   check: boolean;
+  /** Now and then another method than the route's, a header the API reads or not, a key in the query. */
+  method: string | null;
+  headers: Array<[string, string]>;
+  keyInQuery: boolean;
 }
 
 const RAW_BODIES = ['{"a":', '{"a":1,}', '[]', '[{}]', 'null', '42', '"text"', 'true', '{"name":"x"}{"name":"y"}', '\ufeff{}', '{"a":"\\ud800"}', '{"a":1e99999}', '{"__proto__":{"admin":true}}', '{'.repeat(2000)];
+
+/** Headers a client may send: the content type said otherwise, Prefer (respond-async), Accept, odd encodings. */
+const HEADERS: Array<[string, string[]]> = [
+  ['content-type', ['application/json; charset=utf-8', 'application/JSON', 'application/json; charset=latin1', 'application/vnd.api+json', 'application/merge-patch+json', 'multipart/form-data', 'text/json', 'application/octet-stream', '*/*', 'application/json, text/plain']],
+  ['prefer', ['respond-async', 'return=minimal', 'respond-async, wait=1', 'handling=strict']],
+  ['accept', ['text/csv', 'application/xml', 'application/json;q=0', '*/*']],
+  ['content-encoding', ['gzip', 'deflate', 'br', 'identity', 'x-nonsense']],
+  ['transfer-encoding', ['chunked']],
+  ['x-http-method-override', ['DELETE', 'PUT']],
+];
 
 const request: fc.Arbitrary<Generated> = fc.integer({ min: 0, max: ROUTES.length - 1 }).chain((index) => {
   const route = ROUTES[index]!;
@@ -245,6 +269,11 @@ const request: fc.Arbitrary<Generated> = fc.integer({ min: 0, max: ROUTES.length
     raw: one(...RAW_BODIES),
     auth: fc.oneof({ weight: 12, arbitrary: fc.constant('operator' as const) }, { weight: 1, arbitrary: one('service', 'anon', 'stranger', 'none', 'garbage') as fc.Arbitrary<Generated['auth']> }),
     check: fc.integer({ min: 0, max: 3 }).map((n) => n === 0),
+    method: fc.oneof({ weight: 20, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: one('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS') }),
+    headers: fc.array(fc.oneof(...HEADERS.map(([name, values]) => one(...values).map((value) => [name, value] as [string, string]))), { maxLength: 2 }).chain((hs) =>
+      fc.integer({ min: 0, max: 5 }).map((n) => (n === 0 ? hs : [])),
+    ),
+    keyInQuery: fc.integer({ min: 0, max: 30 }).map((n) => n === 0),
   });
 });
 
@@ -299,7 +328,17 @@ function describeRequest(generated: Generated): { method: string; url: string; h
     raw = json;
     headers['content-type'] = 'application/json';
   }
-  return { method: route.method, url: `${path}${query.length ? `?${query.join('&')}` : ''}`, headers, raw };
+  for (const [name, value] of generated.headers) {
+    if (name === 'prefer' && route.refusedOnly && /async/.test(value)) continue;
+    if (name === 'transfer-encoding') continue; // fetch frames the body itself
+    headers[name] = value;
+  }
+  if (generated.keyInQuery) query.push(`apikey=${encode(project.serviceKey)}`);
+  let method = generated.method ?? route.method;
+  // Another method on a path that deletes may delete for real: only ever another method that reads.
+  if (generated.method && (route.method === 'DELETE' || method === 'DELETE')) method = 'GET';
+  if ((method === 'GET' || method === 'HEAD') && raw !== undefined) raw = undefined;
+  return { method, url: `${path}${query.length ? `?${query.join('&')}` : ''}`, headers, raw };
 }
 
 // ---- checks ------------------------------------------------------------------------------------------------------
@@ -308,10 +347,11 @@ const STACK = /\n\s+at |\bat [\w.<>]+ \(|\/src\/|node_modules|\.[jt]s:\d+/;
 const SQL = /\bselect\b[^"]{0,120}\bfrom\b|\binsert into\b|\bdelete from\b|\bupdate\s+\S+\s+set\b|\balter table\b|\bcreate (table|role|function|policy)\b|\bpg_catalog\.|\bjson_agg\b|\brow_to_json\b/i;
 
 /** What no answer may be: a server error, a refusal without API.md's shape, one that shows internals or a secret. */
-function problemOf(answer: Answer, method: string, sentText: string): string | undefined {
+function problemOf(answer: Answer, method: string, sentText: string, auth: Generated['auth']): string | undefined {
   if (answer.status >= 500) return `status ${answer.status}: ${answer.text.slice(0, 300)}`;
   if (STACK.test(answer.text)) return `a stack trace or file path: ${answer.text.slice(0, 300)}`;
-  for (const secret of secrets) if (answer.text.includes(secret) && !sentText.includes(secret)) return `secret ${secret.slice(0, 10)}…: ${answer.text.slice(0, 300)}`;
+  const shown = [...secrets, ...keys.filter(({ shownTo }) => answer.status >= 400 || !shownTo.includes(auth)).map(({ key }) => key)];
+  for (const secret of shown) if (answer.text.includes(secret) && !sentText.includes(secret)) return `secret ${secret.slice(0, 10)}…: ${answer.text.slice(0, 300)}`;
   if (answer.status >= 400 && method !== 'HEAD') {
     // Our SQL: the request's own text (an SQL console query, a name) may come back quoted; our statements never.
     if (SQL.test(answer.text) && !SQL.test(sentText)) return `SQL text: ${answer.text.slice(0, 300)}`;
@@ -344,6 +384,20 @@ async function stateOf(): Promise<string> {
   return parts.join('\n');
 }
 
+/** Waits for the operation a 202 handed out (`Prefer: respond-async`) to finish, so that it changes nothing later. */
+async function finished(answer: Answer, generated: Generated): Promise<void> {
+  const operation = (answer.body as { operation?: { id?: string } })?.operation?.id;
+  expect(operation, `202 without an operation: ${answer.text.slice(0, 300)}`).toBeTypeOf('string');
+  const owner = generated.params.project === '<strangers>' ? stranger : operator;
+  const id = pathValue(generated.params.project ?? '<project>');
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    const state = await call('GET', `/api/projects/${id}/operations/${operation}`, { headers: bearer(owner.token) });
+    expect(state.status, state.text).toBe(200);
+    if (state.body.status === 'succeeded' || state.body.status === 'failed') return;
+  }
+  throw new Error(`operation ${operation} still not finished after 60 s`);
+}
+
 const stats = new Map<string, number>();
 
 describe('generated management requests', () => {
@@ -362,8 +416,9 @@ describe('generated management requests', () => {
           stats.set(key, (stats.get(key) ?? 0) + 1);
         }
         const sentText = [...Object.values(generated.params), ...generated.query.flat(), sent.raw ?? ''].map(pathValue).join(' ');
-        expect(problemOf(answer, sent.method, sentText), shown).toBeUndefined();
-        if (!route.mutates) return;
+        expect(problemOf(answer, sent.method, sentText, generated.auth), shown).toBeUndefined();
+        if (answer.status === 202) await finished(answer, generated);
+        if (!route.mutates && generated.method === null) return;
         known = undefined;
         if (checks && answer.status >= 400) {
           const after = await stateOf();
