@@ -50,6 +50,8 @@ interface EventRow {
 }
 
 const EVENT_COLUMNS = 'event_id, stream_id, stream_version, global_position, type, data, metadata';
+/** The largest stream version: `events.stream_version` is an int4. */
+const MAX_STREAM_VERSION = 2_147_483_647;
 
 function toRecorded<E extends { type: string; data: unknown }>(row: EventRow): RecordedEvent<E> {
   return {
@@ -120,7 +122,8 @@ export class EventStore {
     const { rows } = await this.db.query<EventRow>(
       // `limit null` is PostgreSQL's `limit all`.
       `select ${EVENT_COLUMNS} from events where stream_id = $1 and stream_version > $2 order by stream_version limit $3`,
-      [streamId, after, limit ?? null],
+      // Versions are int4: an `after` past the largest one (a caller's cursor may be) reads nothing, not 22003.
+      [streamId, Math.min(after, MAX_STREAM_VERSION), limit ?? null],
     );
     return rows.map((r) => toRecorded<E>(r));
   }
