@@ -129,7 +129,7 @@ const projectId = fc.oneof({ weight: 12, arbitrary: fc.constant('<project>') }, 
 /** Path values of things that exist, now and then, and of things that do not; `keep` leaves out what must not be deleted. */
 const segment = (existing: string[], keep = false) => fc.oneof({ weight: keep ? 0 : 8, arbitrary: existing.length ? one(...existing) : fc.constant('x') }, { weight: 2, arbitrary: one('nope', 'fz_1', 'Items') }, { weight: 2, arbitrary: oddString });
 const query = (value: fc.Arbitrary<string>) => fc.oneof(value, oddString);
-const numberText = one('0', '1', '10', '-1', '1.5', '1e309', '99999999999999999999', 'abc', '0x10', '');
+const numberText = one('0', '1', '10', '9999', '-1', '1.5', '1e309', '2147483648', '999999999999', '99999999999999999999', 'abc', '0x10', '');
 
 const ROUTES: Route[] = [
   { method: 'GET', path: '/api/auth/me' },
