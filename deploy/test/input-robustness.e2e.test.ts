@@ -156,6 +156,8 @@ function variantsOf(route: Route, fixtures: Record<string, string>): Variant[] {
   // Request line and headers over node's 16 KB: 431 headers_too_large, from whichever server reads it first.
   strict('query of 20 KB', { path: `${pathOf()}?q=${'q'.repeat(20 * 1024)}` });
   if (route.body) lenient('JSON in another charset', { headers: { ...headers, 'content-type': 'application/json; charset=utf-16' }, body: JSON.stringify(route.body()) });
+  // Not one media type but a list: the gateway refused it itself as a 415 with the code invalid_request.
+  if (route.body) lenient('a list of content types', { headers: { ...headers, 'content-type': 'application/json, text/plain' }, body: JSON.stringify(route.body()) });
   for (const extra of route.extra?.(path) ?? []) (extra.strict ? strict : lenient)(extra.label, extra.sent);
   lenient('query with odd bytes', { path: `${path}${path.includes('?') ? '&' : '?'}%ED%A0%80=%ff&a=%00&a=%E2%80%AE` });
 

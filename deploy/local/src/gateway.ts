@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import http from 'node:http';
 import Fastify from 'fastify';
 import httpProxy from '@fastify/http-proxy';
-import { answerClientError, answerFrameworkError } from '@baseplane/contracts';
+import { answerClientError, answerFrameworkError, unsupportedMediaType } from '@baseplane/contracts';
 import { createDataPlaneProxy } from './data-plane-proxy';
 import type { HealthReport } from './health';
 
@@ -136,7 +136,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // refuses a path with `..` by throwing, which Fastify's default handler would answer in its own shape).
   app.setErrorHandler((error: { statusCode?: number; message?: string }, _request, reply) => {
     const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
-    const body = status < 500
+    // A Content-Type Fastify cannot read (a list, `application/json, text/plain`) is refused here, before the
+    // control plane sees it: 415 with the code the control plane gives it, not invalid_request.
+    const body = status === 415
+      ? unsupportedMediaType().toBody()
+      : status < 500
       ? errorBody('invalid_request', error.message ?? 'invalid request')
       : errorBody('internal_error', 'the gateway failed to handle the request');
     void reply.code(status).send(body);
