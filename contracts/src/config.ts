@@ -139,12 +139,24 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
  * Hides the password part of every URL in `raw` (an error line, an SMTP URL
  * shown to operators): `scheme://user:***@host`. The credentials end at the
  * authority's last `@`, so a password holding a raw `@` is hidden whole, and
- * an empty user name (`smtp://:password@host`) hides its password too.
+ * an empty user name (`smtp://:password@host`) hides its password too. A
+ * password holding a raw `/`, `?` or `#` (which end the authority for a URL
+ * parser) is hidden up to the `@` after it, unless what comes before that
+ * character is a host and port (`http://h:80/?to=a@b` holds no password).
  */
 export function redact(raw: string): string {
-  return raw.replace(/\/\/([^\s/?#]*)@/g, (whole, userinfo: string) => {
+  // Each `//` up to the last `@` before a space or the next `//`.
+  return raw.replace(/\/\/((?:(?!\/\/)\S)*)@/g, (whole, run: string) => {
+    const end = run.search(/[/?#]/);
+    const authority = end < 0 ? run : run.slice(0, end);
+    const at = authority.lastIndexOf('@');
+    let userinfo = run;
+    if (end >= 0 && at >= 0) userinfo = authority.slice(0, at);
+    else if (end >= 0 && /^[^:]*(:\d*)?$/.test(authority)) return whole;
     const colon = userinfo.indexOf(':');
-    return colon < 0 ? whole : `//${userinfo.slice(0, colon)}:***@`;
+    if (colon < 0) return whole;
+    const rest = userinfo === run ? '' : `${run.slice(userinfo.length + 1)}@`;
+    return `//${userinfo.slice(0, colon)}:***@${rest}`;
   });
 }
 
