@@ -68,9 +68,10 @@ const one = <T>(...values: T[]) => fc.constantFrom(...values);
 const anyOf = (...values: unknown[]) => fc.constantFrom(...values);
 
 /** An object of these fields, each there most of the time, now and then with a field no route takes. */
-function object(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Record<string, unknown>> {
+function object(fields: Record<string, fc.Arbitrary<unknown>>, { sparse = false } = {}): fc.Arbitrary<Record<string, unknown>> {
+  // Sparse: a partial update (PATCH), each field there a third of the time.
   const entries = Object.entries(fields).map(([name, value]) =>
-    fc.tuple(fc.integer({ min: 0, max: 9 }), value).map(([dice, v]) => (dice < 9 ? [[name, v] as const] : [])),
+    fc.tuple(fc.integer({ min: 0, max: 9 }), value).map(([dice, v]) => (dice < (sparse ? 3 : 9) ? [[name, v] as const] : [])),
   );
   const extra = fc.oneof(
     { weight: 12, arbitrary: fc.constant(null) },
@@ -131,6 +132,11 @@ interface Route {
 }
 
 const P = '/api/projects/{project}';
+/** SMTP URLs holding the password in the ways a URL can: the settings show each masked. */
+const SMTP_URLS = [
+  `smtp://user:${SMTP_PASSWORD}@mail.example.com:587`, `smtps://u:${SMTP_PASSWORD}@[::1`, 'http://mail', `smtp://u:${SMTP_PASSWORD}@h x`, `smtp://u:${SMTP_PASSWORD}#1@mail.example.com`,
+  `smtp://u:${SMTP_PASSWORD}/?@mail.example.com`, `smtp://:${SMTP_PASSWORD}@@h`, `smtp://u:${encodeURIComponent(SMTP_PASSWORD)}%40@h:25`,
+];
 const uuidLike = one(randomUUID(), '00000000-0000-0000-0000-000000000000', 'not-a-uuid', 'ZZZZZZZZ-0000-0000-0000-000000000000');
 const projectId = fc.oneof({ weight: 12, arbitrary: fc.constant('<project>') }, { weight: 1, arbitrary: fc.constant('<strangers>') }, { weight: 1, arbitrary: fc.constant('<PROJECT>') }, { weight: 1, arbitrary: uuidLike }, { weight: 1, arbitrary: oddString });
 /** Path values of things that exist, now and then, and of things that do not; `keep` leaves out what must not be deleted. */
@@ -198,12 +204,14 @@ const ROUTES: Route[] = [
   {
     method: 'PATCH', path: `${P}/auth/settings`, mutates: true,
     body: object({
-      requireEmailVerification: field(fc.boolean()), allowSignups: field(fc.boolean()), accessTokenTtl: field(one(60, 59, 3600, 604_801, 1.5, -1)), refreshTokenTtl: field(one(3600, 1, 1e12)),
-      otpTtl: field(one(600, 0, 86_401)), passwordMinLength: field(one(8, 5, 129, 6)), siteUrl: field(url), redirectUrls: field(fc.array(url, { maxLength: 3 })),
+      requireEmailVerification: field(fc.boolean()), allowSignups: field(fc.boolean()), accessTokenTtl: field(one(60, 3600, 3600, 604_800, 59, 604_801, 1.5, -1)), refreshTokenTtl: field(one(3600, 86_400, 1, 1e12)),
+      otpTtl: field(one(600, 60, 86_400, 0, 86_401)), passwordMinLength: field(one(8, 6, 128, 5, 129)), siteUrl: field(url), redirectUrls: field(fc.array(url, { maxLength: 3 })),
       requireReauthForPasswordChange: field(fc.boolean()),
-      smtp: field(object({ url: field(one(`smtp://user:${SMTP_PASSWORD}@mail.example.com:587`, `smtps://u:${SMTP_PASSWORD}@[::1`, 'http://mail', `smtp://u:${SMTP_PASSWORD}@h x`)), from: field(one('a@example.com', 'nobody', 'x@\u0000')) })),
-    }),
+      smtp: field(fc.oneof({ weight: 4, arbitrary: object({ url: field(one(...SMTP_URLS)), from: field(one('a@example.com', 'a@example.com', 'a@example.com', 'nobody', 'x@\u0000')) }) }, { weight: 1, arbitrary: fc.constant(null) })),
+    }, { sparse: true }),
   },
+  // The SMTP server alone, its URL holding a password in each way a URL can: no answer may show it.
+  { method: 'PATCH', path: `${P}/auth/settings`, mutates: true, body: object({ smtp: field(fc.oneof({ weight: 6, arbitrary: object({ url: one(...SMTP_URLS), from: one('a@example.com') }) }, { weight: 1, arbitrary: fc.constant(null) })) }) },
   { method: 'GET', path: `${P}/auth/users`, query: { search: query(one('a', '%', '_', "'", 'example.com')), limit: query(numberText), offset: query(numberText) } },
   { method: 'POST', path: `${P}/auth/users`, body: object({ email: field(email), password: field(one('correct horse battery', 'short', '')), emailVerified: field(fc.boolean()), firstName: field(one('Ann', 'x'.repeat(300))), lastName: field(one('Lee')), username: field(one('ann', 'x'.repeat(300))) }), mutates: true },
   { method: 'PATCH', path: `${P}/auth/users/{user}`, params: { user: fc.oneof(fc.constant('<user>'), uuidLike, oddString) }, body: object({ email: field(email), password: field(one('short', 'another horse battery')), emailVerified: field(fc.boolean()), firstName: field(one('Ann', null)), lastName: field(one('Lee', null)), username: field(one('ann', null)) }), mutates: true },
@@ -378,7 +386,8 @@ function problemOf(answer: Answer, method: string, sentText: string, auth: Gener
   if (answer.status >= 500) return `status ${answer.status}: ${answer.text.slice(0, 300)}`;
   if (STACK.test(answer.text)) return `a stack trace or file path: ${answer.text.slice(0, 300)}`;
   const shown = [...secrets, ...keys.filter(({ shownTo }) => answer.status >= 400 || !shownTo.includes(auth)).map(({ key }) => key)];
-  for (const secret of shown) if (answer.text.includes(secret) && !sentText.includes(secret)) return `secret ${secret.slice(0, 10)}…: ${answer.text.slice(0, 300)}`;
+  // A secret the request itself carried may come back quoted, except an SMTP password: settings show it masked.
+  for (const secret of shown) if (answer.text.includes(secret) && (secret === SMTP_PASSWORD || !sentText.includes(secret))) return `secret ${secret.slice(0, 10)}…: ${answer.text.slice(0, 300)}`;
   if (answer.status >= 400 && method !== 'HEAD') {
     // Our SQL: the request's own text (an SQL console query, a name) may come back quoted; our statements never.
     if (SQL.test(answer.text) && !SQL.test(sentText)) return `SQL text: ${answer.text.slice(0, 300)}`;
@@ -387,6 +396,8 @@ function problemOf(answer: Answer, method: string, sentText: string, auth: Gener
     const keys = Object.keys(body).sort().join(',');
     if (keys !== 'code,details,hint,message') return `error body keys ${keys}: ${answer.text.slice(0, 300)}`;
     if (typeof body.code !== 'string' || typeof body.message !== 'string' || (body.hint !== null && typeof body.hint !== 'string')) return `error field types: ${answer.text.slice(0, 300)}`;
+    // A body of a type the route does not read is told as such, by whichever part refused it (as input-robustness requires).
+    if (answer.status === 415 && body.code !== 'unsupported_media_type') return `415 with code ${String(body.code)}: ${answer.text.slice(0, 300)}`;
   }
   return undefined;
 }
