@@ -94,13 +94,13 @@ describe('the client in Chromium', () => {
     expect(await notes(page)).toEqual({ bodies: ['mine'], error: null });
   });
 
-  it('reads every header an answer sends across origins: the count, a header the project’s SQL set, a download’s etag', async () => {
+  it('sends its own headers and reads every header an answer sends across origins: the count, a header the project’s SQL set, a download’s etag', async () => {
     const m = createManagementClient(inject('baseUrl'), { accessToken: p.operator.token });
     const greeting = await m.sql.execute(p.project.id, `
       create function greet() returns text language plpgsql as $$
       begin
         perform set_config('response.headers', '[{"X-Greeting": "hello from SQL"}]', true);
-        return 'hi';
+        return current_setting('request.headers', true)::json ->> 'x-request-tag';
       end $$;`);
     expect(greeting.error).toBeNull();
     expect((await m.storage.buckets.create(p.project.id, { name: 'public-files', public: true })).error).toBeNull();
@@ -109,17 +109,17 @@ describe('the client in Chromium', () => {
     const read = (url: string, headers: Record<string, string>, names: string[]) =>
       page.evaluate(async ([url, headers, names]) => {
         const response = await fetch(url as string, { headers: headers as Record<string, string> });
-        return { status: response.status, headers: Object.fromEntries((names as string[]).map((name) => [name, response.headers.get(name)])) };
+        return { status: response.status, headers: Object.fromEntries((names as string[]).map((name) => [name, response.headers.get(name)])), body: await response.text() };
       }, [url, headers, names] as const);
     const base = inject('baseUrl');
     const anon = { apikey: p.project.anonKey };
     const [session] = await storedSession(page);
-    expect(await read(`${base}/rest/v1/notes?select=body`, { ...anon, ...bearer(session!.accessToken), prefer: 'count=exact' }, ['content-range'])).toEqual({ status: 200, headers: { 'content-range': '0-0/1' } });
-    // The function is in the schema cache once its DDL's event reached the data plane.
-    await expect.poll(async () => (await read(`${base}/rest/v1/rpc/greet`, anon, ['x-greeting'])), { timeout: 15_000 })
-      .toEqual({ status: 200, headers: { 'x-greeting': 'hello from SQL' } });
+    expect(await read(`${base}/rest/v1/notes?select=body`, { ...anon, ...bearer(session!.accessToken), prefer: 'count=exact' }, ['content-range'])).toMatchObject({ status: 200, headers: { 'content-range': '0-0/1' } });
+    // The function is in the schema cache once its DDL's event reached the data plane; the page's own header reaches it.
+    await expect.poll(async () => (await read(`${base}/rest/v1/rpc/greet`, { ...anon, 'x-request-tag': 'from the page' }, ['x-greeting'])), { timeout: 15_000 })
+      .toEqual({ status: 200, headers: { 'x-greeting': 'hello from SQL' }, body: '"from the page"' });
     const download = await read(`${base}/storage/v1/object/public/${p.project.id}/public-files/hello.txt`, {}, ['etag', 'accept-ranges', 'content-length']);
-    expect(download).toEqual({ status: 200, headers: { etag: `"${uploaded.data!.etag}"`, 'accept-ranges': 'bytes', 'content-length': '5' } });
+    expect(download).toEqual({ status: 200, headers: { etag: `"${uploaded.data!.etag}"`, 'accept-ranges': 'bytes', 'content-length': '5' }, body: 'hello' });
   });
 
   it('keeps the session across a reload: INITIAL_SESSION carries it', async () => {

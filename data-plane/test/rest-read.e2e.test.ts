@@ -533,6 +533,11 @@ describe('CORS', () => {
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
     expect(preflight.headers.get('access-control-allow-methods')).toContain('PATCH');
     expect(preflight.headers.get('access-control-allow-headers')).toContain('prefer');
+    // An app's own headers, which policies read in request.headers, are allowed when asked for; a list that is none is not echoed.
+    const own = await call('OPTIONS', '/rest/v1/posts', { headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET', 'access-control-request-headers': 'apikey, X-Tenant-Id' } });
+    expect(own.headers.get('access-control-allow-headers')).toMatch(/, x-tenant-id$/);
+    const odd = await call('OPTIONS', '/rest/v1/posts', { headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET', 'access-control-request-headers': 'a b, <c>' } });
+    expect(odd.headers.get('access-control-allow-headers')).not.toContain('<c>');
     const read = await get('posts?limit=1', { origin: 'https://app.example.com' });
     expect(read.headers.get('access-control-allow-origin')).toBe('*');
     expect(read.headers.get('access-control-expose-headers')).toContain('content-range');
