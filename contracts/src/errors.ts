@@ -59,6 +59,21 @@ export const invalidRequest = (message: string, details: unknown = null) =>
 export const unsupportedMediaType = () =>
   new ApiError(415, 'unsupported_media_type', 'the request body is of a content type this endpoint does not read');
 
+/**
+ * 415 for a body sent compressed (`Content-Encoding` other than `identity`),
+ * which no plane inflates: read as it is, a gzip body would be parsed as
+ * garbage or, worse, stored. For an `onRequest` hook of every plane; a request
+ * without a body passes whatever it says.
+ */
+export function refuseEncodedBody(headers: Record<string, string | string[] | undefined>): ApiError | undefined {
+  const encoding = headers['content-encoding'];
+  if (encoding === undefined) return undefined;
+  const named = String(encoding).trim().toLowerCase();
+  const hasBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  if (named === '' || named === 'identity' || !hasBody) return undefined;
+  return new ApiError(415, 'unsupported_media_type', `a body sent with Content-Encoding ${named} is not read`, null, 'send the body uncompressed');
+}
+
 /** The part of the response under a Fastify reply {@link answerFrameworkError} uses (a node `ServerResponse`). */
 interface RawResponse {
   writeHead(status: number, headers: Record<string, string | number>): unknown;

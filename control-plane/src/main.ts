@@ -9,7 +9,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import pino from 'pino';
-import { ConfigError, answerClientError, answerFrameworkError, idleConnectionError, loadServiceConfig, proxiesToTrust, type ProjectEvent, type RecordedEvent } from '@baseplane/contracts';
+import { ConfigError, answerClientError, answerFrameworkError, idleConnectionError, refuseEncodedBody, loadServiceConfig, proxiesToTrust, type ProjectEvent, type RecordedEvent } from '@baseplane/contracts';
 import { AppModule } from './app.module';
 import { ApiErrorFilter } from './http/api-error.filter';
 import { migratePlatformDatabase } from './migrate';
@@ -64,6 +64,11 @@ async function main(): Promise<void> {
     // An OPTIONS without Origin or Access-Control-Request-Method is no browser's preflight; strict, @fastify/cors refuses
     // it 400 in plain text, not API.md's error shape. It gets the preflight's answer, as the data plane gives it.
     strictPreflight: false,
+  });
+  // A compressed body is refused before anything reads it as it is (after CORS, so a page can read the refusal).
+  app.getHttpAdapter().getInstance().addHook('onRequest', async (request, reply) => {
+    const refused = refuseEncodedBody(request.headers);
+    if (refused) return reply.code(refused.status).header('content-type', 'application/json; charset=utf-8').send(refused.toBody());
   });
   await app.listen(config.listenPort, '127.0.0.1');
   subscription.start();

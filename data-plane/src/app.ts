@@ -4,7 +4,7 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { ApiError, answerClientError, answerFrameworkError, proxiesToTrust, unsupportedMediaType } from '@baseplane/contracts';
+import { ApiError, answerClientError, answerFrameworkError, proxiesToTrust, refuseEncodedBody, unsupportedMediaType } from '@baseplane/contracts';
 import type { ProjectDirectory } from './directory/project-directory';
 import { bindRestRoot } from './http/rest-root';
 import { bindAuthJwks } from './http/auth-jwks';
@@ -51,6 +51,12 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
   // Request lines are logged at info by Fastify; the hot path keeps only warnings.
   // The gateway in front (on loopback) appends the client's address to X-Forwarded-For; it and TRUSTED_PROXIES are believed.
   const app = Fastify({ loggerInstance: deps.log.child({}, { level: 'warn' }) as FastifyBaseLogger, bodyLimit: BODY_LIMIT, trustProxy: proxiesToTrust({ trustedProxies: deps.trustedProxies }), clientErrorHandler: answerClientError, frameworkErrors: answerFrameworkError });
+
+  // A compressed body is refused before anything reads it as it is.
+  app.addHook('onRequest', async (request) => {
+    const refused = refuseEncodedBody(request.headers);
+    if (refused) throw refused;
+  });
 
   app.get('/healthz', async (_request, reply) => {
     if (!deps.directory.ready) return reply.status(503).send({ status: 'unavailable', pid: process.pid });

@@ -175,6 +175,7 @@ function variantsOf(route: Route, fixtures: Record<string, string>): Variant[] {
     if (route.validBodies?.includes(raw)) lenient(`body ${raw}`, { body: raw });
     else strict(`body ${raw}`, { body: raw });
   }
+  strict('a body marked compressed that is not (Content-Encoding: gzip)', { headers: { ...headers, ...json, 'content-encoding': 'gzip' }, body: JSON.stringify(valid) });
   strict('wrong content type (text/plain)', { headers: { ...headers, 'content-type': 'text/plain' }, body: JSON.stringify(valid) });
   strict('wrong content type (form)', { headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1' });
   strict('unknown field', { body: JSON.stringify({ ...valid, unknownField: 1 }) });
