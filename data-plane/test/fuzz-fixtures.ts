@@ -7,13 +7,10 @@
  */
 import http from 'node:http';
 import fc from 'fast-check';
-import { SignJWT, decodeJwt, importJWK } from 'jose';
-import pg from 'pg';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
-import { SecretBox } from '@baseplane/contracts';
 import { call } from '../../deploy/test/http';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
-import { restProject, type RestProject } from './rest-fixtures';
+import { resignToken, restProject, type RestProject } from './rest-fixtures';
 
 export const PASSWORD = 'correct horse battery';
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
@@ -75,19 +72,6 @@ export async function signIn(): Promise<void> {
   fixture.refreshToken = answer.body.refreshToken;
 }
 
-/** `token`'s claims with `changes`, signed with the project's newest key (opened with PLATFORM_SECRET, as the data plane does). */
-async function resign(token: string, changes: Record<string, unknown>): Promise<string> {
-  const db = new pg.Client({ connectionString: inject('databaseUrl') });
-  await db.connect();
-  try {
-    const { rows } = await db.query(`select data from events where stream_id = $1 and type = 'SigningKeyIssued' order by stream_version desc limit 1`, [`project-${p.project.id}`]);
-    const key = rows[0].data.key as { kid: string; privateJwkCipher: string };
-    const privateKey = await importJWK(JSON.parse(new SecretBox(inject('platformSecret')).open(key.privateJwkCipher)), 'ES256');
-    return await new SignJWT({ ...decodeJwt(token), ...changes }).setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'JWT' }).sign(privateKey);
-  } finally {
-    await db.end();
-  }
-}
 
 /** Makes the shared app before the calling suite's tests, and lets it go after them. */
 export function useFuzzApp(name: string): void {
@@ -104,13 +88,13 @@ export function useFuzzApp(name: string): void {
     expect(otherSignup.status, otherSignup.text).toBe(201);
     otherUser.token = otherSignup.body.accessToken;
     const now = Math.floor(Date.now() / 1000);
-    forged.expired = await resign(fixture.token, { exp: now - 60, iat: now - 3700 });
-    forged.otherRef = await resign(fixture.token, { ref: other.project.id });
-    forged.otherUser = await resign(fixture.token, { sub: otherSignup.body.user.id });
-    forged.oddSession = await resign(fixture.token, { session_id: 'not-a-uuid' });
-    forged.oddSub = await resign(fixture.token, { sub: 'x'.repeat(64) });
-    forged.numericSub = await resign(fixture.token, { sub: 42 });
-    forged.noExp = await resign(fixture.token, { exp: undefined });
+    forged.expired = await resignToken(p, fixture.token, { exp: now - 60, iat: now - 3700 });
+    forged.otherRef = await resignToken(p, fixture.token, { ref: other.project.id });
+    forged.otherUser = await resignToken(p, fixture.token, { sub: otherSignup.body.user.id });
+    forged.oddSession = await resignToken(p, fixture.token, { session_id: 'not-a-uuid' });
+    forged.oddSub = await resignToken(p, fixture.token, { sub: 'x'.repeat(64) });
+    forged.numericSub = await resignToken(p, fixture.token, { sub: 42 });
+    forged.noExp = await resignToken(p, fixture.token, { exp: undefined });
     neverShown = [inject('platformSecret'), 'postgres://', 'postgresql://'];
     neverInRefusals = [p.project.serviceKey, other.project.serviceKey, PASSWORD];
   }, 120_000);

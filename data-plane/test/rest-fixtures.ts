@@ -4,7 +4,10 @@
  * and functions made through the SQL console, and end users signed up.
  */
 import { randomUUID } from 'node:crypto';
-import { expect } from 'vitest';
+import { SignJWT, decodeJwt, importJWK, type JWTPayload } from 'jose';
+import pg from 'pg';
+import { expect, inject } from 'vitest';
+import { SecretBox } from '@baseplane/contracts';
 import { bearer, call, createProject, signUpOperator, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 
 export interface RestProject {
@@ -88,4 +91,23 @@ export async function blogSchema(p: RestProject): Promise<void> {
     create function whoami() returns json language sql stable as $$ select json_build_object('uid', auth.uid(), 'role', auth.role(), 'email', auth.jwt() ->> 'email') $$;
     create function touch_nothing() returns void language sql as $$ select $$;
   `);
+}
+
+/**
+ * `token`'s claims changed by `changes` (an `undefined` drops a claim),
+ * signed with the project's newest key, opened from its `SigningKeyIssued`
+ * event with PLATFORM_SECRET as the data plane opens it: a token only the
+ * platform could have made.
+ */
+export async function resignToken(p: RestProject, token: string, changes: JWTPayload | Record<string, unknown>): Promise<string> {
+  const db = new pg.Client({ connectionString: inject('databaseUrl') });
+  await db.connect();
+  try {
+    const { rows } = await db.query(`select data from events where stream_id = $1 and type = 'SigningKeyIssued' order by stream_version desc limit 1`, [`project-${p.project.id}`]);
+    const key = rows[0].data.key as { kid: string; privateJwkCipher: string };
+    const privateKey = await importJWK(JSON.parse(new SecretBox(inject('platformSecret')).open(key.privateJwkCipher)), 'ES256');
+    return await new SignJWT({ ...decodeJwt(token), ...changes }).setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'JWT' }).sign(privateKey);
+  } finally {
+    await db.end();
+  }
 }

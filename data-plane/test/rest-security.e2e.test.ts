@@ -4,12 +4,10 @@
  * (owner, public-read, private) for two users and anon, and SQL-injection
  * attempts at every place a name or a value enters.
  */
-import { generateKeyPair, decodeJwt, importJWK, SignJWT, type JWTPayload } from 'jose';
-import pg from 'pg';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { SecretBox } from '@baseplane/contracts';
+import { generateKeyPair, decodeJwt, SignJWT, type JWTPayload } from 'jose';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../../deploy/test/http';
-import { blogSchema, createTable, restProject, signUpUser, sql, type RestProject } from './rest-fixtures';
+import { blogSchema, createTable, resignToken, restProject, signUpUser, sql, type RestProject } from './rest-fixtures';
 
 let p: RestProject;
 let other: RestProject;
@@ -113,7 +111,7 @@ describe('tokens are refused with 401, never read as anon', () => {
       expect(Object.keys(answer.body).sort()).toEqual(['code', 'details', 'hint', 'message']);
     });
 
-  refused('an expired token', () => resign(ada.token, { exp: Math.floor(Date.now() / 1000) - 60, iat: Math.floor(Date.now() / 1000) - 3700 }));
+  refused('an expired token', () => resignToken(p, ada.token, { exp: Math.floor(Date.now() / 1000) - 60, iat: Math.floor(Date.now() / 1000) - 3700 }));
   refused('a tampered token', () => {
     const [header, payload, signature] = ada.token.split('.');
     const claims = { ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), sub: bob.id };
@@ -130,13 +128,13 @@ describe('tokens are refused with 401, never read as anon', () => {
   refused('a valid token with the service key still has to be valid', () => 'not-a-token', () => p.service);
 
   it('refuses a token whose ref names another project even when signed with this project’s key', async () => {
-    const forged = await resign(ada.token, { ref: other.project.id });
+    const forged = await resignToken(p, ada.token, { ref: other.project.id });
     expect((await rest('GET', 'posts', { ...p.anon, authorization: `Bearer ${forged}` })).status).toBe(401);
   });
 
   it('refuses a token signed with the project’s key whose sub or session_id is not a UUID, on the auth routes too (was a 500)', async () => {
     for (const changes of [{ sub: 'x'.repeat(64) }, { session_id: 'not-a-uuid' }, { sub: 42 }, { sub: ada.id.toUpperCase() }] as JWTPayload[]) {
-      const forged = await resign(ada.token, changes);
+      const forged = await resignToken(p, ada.token, changes);
       for (const [method, path] of [['GET', 'auth/me'], ['POST', 'auth/logout'], ['PATCH', 'auth/me'], ['GET', 'posts?select=id']] as const) {
         const answer = await rest(method, path, { ...p.anon, authorization: `Bearer ${forged}` }, method === 'GET' ? undefined : {});
         expect(answer.status, `${method} ${path} ${JSON.stringify(changes)}: ${answer.text}`).toBe(401);
@@ -146,7 +144,7 @@ describe('tokens are refused with 401, never read as anon', () => {
   });
 
   it('accepts the same claims re-signed with the project’s key (the forging helper is sound)', async () => {
-    const fine = await resign(ada.token, {});
+    const fine = await resignToken(p, ada.token, {});
     expect((await rest('POST', 'rpc/whoami', { ...p.anon, authorization: `Bearer ${fine}` }, {})).body).toMatchObject({ uid: ada.id });
   });
 });
@@ -303,17 +301,3 @@ describe('a session setting owner code changes for the whole connection', () => 
     expect(new Set(seen)).toEqual(new Set(['15s']));
   });
 });
-
-/** The token's claims re-signed with the project's own key (opened from its event), changed by `changes`. */
-async function resign(token: string, changes: JWTPayload): Promise<string> {
-  const db = new pg.Client({ connectionString: inject('databaseUrl') });
-  await db.connect();
-  try {
-    const { rows } = await db.query(`select data from events where stream_id = $1 and type = 'SigningKeyIssued' order by stream_version desc limit 1`, [`project-${p.project.id}`]);
-    const key = rows[0].data.key as { kid: string; privateJwkCipher: string };
-    const privateKey = await importJWK(JSON.parse(new SecretBox(inject('platformSecret')).open(key.privateJwkCipher)), 'ES256');
-    return new SignJWT({ ...decodeJwt(token), ...changes }).setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'JWT' }).sign(privateKey);
-  } finally {
-    await db.end();
-  }
-}
