@@ -653,13 +653,13 @@ describe('form bodies', () => {
   const form = (raw: string, prefer = 'return=representation') => ({ headers: { 'content-type': 'application/x-www-form-urlencoded', prefer }, raw });
 
   it('inserts, updates and upserts the one row a form body gives, each field read in its column’s type', async () => {
-    const inserted = await rest('POST', 'ledger?select=id,label,n,amount::text', form('id=9200&label=caf%C3%A9+au+lait&n=7&amount=1.50'));
+    const inserted = await rest('POST', 'ledger?select=id,label,n,amount::text', form('id=9300&label=caf%C3%A9+au+lait&n=7&amount=1.50'));
     expect(inserted.status, inserted.text).toBe(201);
-    expect(inserted.body).toEqual([{ id: 9200, label: 'café au lait', n: 7, amount: '1.50' }]);
-    const updated = await rest('PATCH', 'ledger?id=eq.9200&select=id,label,n', form('label=a%26b%3Dc&n=8'));
-    expect(updated.body).toEqual([{ id: 9200, label: 'a&b=c', n: 8 }]);
-    const upserted = await rest('PUT', 'ledger?id=eq.9201&select=id,label', form('id=9201&label=put'));
-    expect([upserted.status, upserted.body]).toEqual([201, [{ id: 9201, label: 'put' }]]);
+    expect(inserted.body).toEqual([{ id: 9300, label: 'café au lait', n: 7, amount: '1.50' }]);
+    const updated = await rest('PATCH', 'ledger?id=eq.9300&select=id,label,n', form('label=a%26b%3Dc&n=8'));
+    expect(updated.body).toEqual([{ id: 9300, label: 'a&b=c', n: 8 }]);
+    const upserted = await rest('PUT', 'ledger?id=eq.9301&select=id,label', form('id=9301&label=put'));
+    expect([upserted.status, upserted.body]).toEqual([201, [{ id: 9301, label: 'put' }]]);
   });
 
   it('calls a function with a form body’s fields as its arguments', async () => {
@@ -670,20 +670,20 @@ describe('form bodies', () => {
   });
 
   it('refuses a form body naming a field twice or a value its column cannot read, and keeps nothing', async () => {
-    const twice = await rest('POST', 'ledger', form('id=9210&id=9211'));
+    const twice = await rest('POST', 'ledger', form('id=9310&id=9311'));
     expect([twice.status, twice.body.code]).toEqual([400, 'invalid_request']);
     expect(twice.body.message).toContain('"id" twice');
-    const wrongType = await rest('POST', 'ledger', form('id=9212&n=seven'));
+    const wrongType = await rest('POST', 'ledger', form('id=9312&n=seven'));
     expect([wrongType.status, wrongType.body.code]).toEqual([400, '22P02']);
-    const unknown = await rest('POST', 'ledger', form('id=9213&nope=1'));
+    const unknown = await rest('POST', 'ledger', form('id=9313&nope=1'));
     expect([unknown.status, unknown.body.code]).toEqual([400, 'unknown_column']);
-    expect((await rest('GET', 'ledger?id=in.(9210,9211,9212,9213)')).body).toEqual([]);
-    const xml = await rest('POST', 'ledger', { headers: { 'content-type': 'application/xml' }, raw: '<id>9214</id>' });
+    expect((await rest('GET', 'ledger?id=in.(9310,9311,9312,9313)')).body).toEqual([]);
+    const xml = await rest('POST', 'ledger', { headers: { 'content-type': 'application/xml' }, raw: '<id>9314</id>' });
     expect([xml.status, xml.body.code]).toEqual([415, 'unsupported_media_type']);
     // A body said to be compressed is not read as it is (no plane inflates one).
-    const gzip = await rest('POST', 'ledger', { headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, raw: '{"id":9215}' });
+    const gzip = await rest('POST', 'ledger', { headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, raw: '{"id":9315}' });
     expect([gzip.status, gzip.body.code]).toEqual([415, 'unsupported_media_type']);
-    expect((await rest('GET', 'ledger?id=in.(9214,9215)')).body).toEqual([]);
+    expect((await rest('GET', 'ledger?id=in.(9314,9315)')).body).toEqual([]);
   });
 });
 
