@@ -19,8 +19,13 @@ import { layoutOf, objectFile } from '../../contracts/src/object-store/fs-layout
 import { s3BucketsDir } from '../../deploy/local/src/s3-server';
 import { abortedPartway, bytesOf, failingAfter, generated, MiB, rejection } from './object-bodies';
 
-/** Most resident memory a 50 MiB transfer may add: well under the object, above the garbage-collection noise. */
-const MEMORY_BUDGET = 32 * MiB;
+/**
+ * Most resident memory a 128 MiB transfer may add: well under the object,
+ * above the garbage-collection noise (young generations of the test's heap
+ * and of the fs store's hashing thread, up to 48 MiB each on node 20, that a
+ * loaded machine collects late: a 50 MiB object measured 8-35 MiB).
+ */
+const MEMORY_BUDGET = 64 * MiB;
 
 /** A backend opened for this suite: the store, its clean-up, and what it still holds of failed uploads. */
 interface OpenedBackend {
@@ -467,13 +472,14 @@ describe.each(backends)('%s object store', (kind, open) => {
     expect(await leftoverUploads()).toBe(0);
   });
 
-  it('streams a 50 MB object in and out with flat memory', async () => {
-    // A smaller multipart transfer first, so that what any first transfer costs (lazily loaded SDK
-    // code, the heap's young generation growing to its working size) is not counted as the object's.
-    await store.put(key('warm-up.bin'), generated(12 * MiB).stream, { contentType: 'application/octet-stream' });
+  it('streams a 128 MiB object in and out with flat memory', async () => {
+    // A large transfer first, so that what any first transfer costs (lazily loaded SDK code, the heaps'
+    // young generations growing to their working size) is not counted as the object's: after a 12 MiB
+    // one, a 50 MiB object run alone measured 71 MiB on fs.
+    await store.put(key('warm-up.bin'), generated(50 * MiB).stream, { contentType: 'application/octet-stream' });
     for await (const _chunk of (await store.get(key('warm-up.bin'))).body);
 
-    const size = 50 * MiB;
+    const size = 128 * MiB;
     const { stream, md5 } = generated(size);
     const before = process.memoryUsage().rss;
     let peak = before;
@@ -494,10 +500,10 @@ describe.each(backends)('%s object store', (kind, open) => {
     } finally {
       clearInterval(sampler);
     }
-    // A store that held the object would grow by 50 MiB or more. Streaming, this measured 8-21 MiB
-    // here on both backends (and 20-33 MiB for 1 GiB): what is left is garbage awaiting collection.
+    // A store that held the object would grow by 128 MiB or more. Streaming, what it grows by is
+    // garbage awaiting collection, whatever the object's size (20-33 MiB for 1 GiB).
     const growth = peak - before;
-    console.log(`[${kind}] 50 MiB through: resident memory grew ${(growth / MiB).toFixed(1)} MiB at most`);
+    console.log(`[${kind}] 128 MiB through: resident memory grew ${(growth / MiB).toFixed(1)} MiB at most`);
     expect(growth).toBeLessThan(MEMORY_BUDGET);
   });
 });
