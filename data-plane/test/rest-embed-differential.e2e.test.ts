@@ -31,7 +31,7 @@ const COLUMNS: Record<Table, { key: string[]; text: string[]; int: string[] }> =
   authors: { key: ['id'], text: ['name'], int: ['id', 'rank'] },
   profiles: { key: ['author_id'], text: ['bio'], int: ['author_id'] },
   posts: { key: ['id'], text: ['title'], int: ['id', 'score', 'author_id', 'editor_id'] },
-  comments: { key: ['id'], text: ['body'], int: ['id', 'post_id', 'votes'] },
+  comments: { key: ['id'], text: ['body'], int: ['id', 'post_id', 'votes', 'Likes'] },
   tags: { key: ['id'], text: ['label'], int: ['id'] },
   post_tags: { key: ['post_id', 'tag_id'], text: [], int: ['post_id', 'tag_id', 'weight'] },
 };
@@ -49,7 +49,7 @@ function seedRows(): Record<Table, Row[]> {
   const authors = Array.from({ length: 6 }, (_, i) => ({ id: i + 1, name: pick(WORDS, i, 1), rank: pick(NUMBERS, i, 2) }));
   const profiles = [1, 3, 5].map((id, i) => ({ author_id: id, bio: pick(WORDS, i, 3) }));
   const posts = Array.from({ length: 14 }, (_, i) => ({ id: i + 1, title: pick(WORDS, i, 4), score: pick(NUMBERS, i, 5), author_id: pick([1, 2, 3, 5], i, 6), editor_id: pick([2, 3, 1], i, 7) }));
-  const comments = Array.from({ length: 26 }, (_, i) => ({ id: i + 1, post_id: pick([1, 2, 3, 4, 6, 7, 9, 12], i, 8), body: pick(WORDS, i, 9), votes: pick(NUMBERS, i, 10) }));
+  const comments = Array.from({ length: 26 }, (_, i) => ({ id: i + 1, post_id: pick([1, 2, 3, 4, 6, 7, 9, 12], i, 8), body: pick(WORDS, i, 9), votes: pick(NUMBERS, i, 10), Likes: pick(NUMBERS, i, 13) }));
   const tags = Array.from({ length: 5 }, (_, i) => ({ id: i + 1, label: pick(WORDS, i, 11) ?? 'zeta' }));
   const post_tags: Row[] = [];
   for (let post = 1; post <= 14; post++) for (let tag = 1; tag <= 4; tag++) if ((post * 3 + tag * 5) % 7 < 3) post_tags.push({ post_id: post, tag_id: tag, weight: pick(NUMBERS, post + tag, 12) });
@@ -65,6 +65,8 @@ interface Rel {
   name: Table;
   /** Ways to tell it from the other relationship to the same table: its key's name or the key's column. */
   hints?: string[];
+  /** Hints it may be given though it needs none (the key, its column, a many-to-many's junction). */
+  optionalHints?: string[];
   to: Table;
   many: boolean;
   related(parent: Row): Row[];
@@ -77,11 +79,11 @@ const RELS: Rel[] = [
   { from: 'profiles', name: 'authors', to: 'authors', many: false, related: (pr) => where('authors', (r) => r.id === pr.author_id) },
   { from: 'posts', name: 'authors', hints: ['written_by', 'author_id'], to: 'authors', many: false, related: (po) => where('authors', (r) => r.id === po.author_id) },
   { from: 'posts', name: 'authors', hints: ['edited_by', 'editor_id'], to: 'authors', many: false, related: (po) => where('authors', (r) => r.id === po.editor_id) },
-  { from: 'posts', name: 'comments', to: 'comments', many: true, related: (po) => where('comments', (r) => r.post_id === po.id) },
-  { from: 'posts', name: 'tags', to: 'tags', many: true, related: (po) => where('tags', (t) => data.post_tags.some((j) => j.post_id === po.id && j.tag_id === t.id)) },
+  { from: 'posts', name: 'comments', optionalHints: ['comments_post_id_fkey', 'post_id'], to: 'comments', many: true, related: (po) => where('comments', (r) => r.post_id === po.id) },
+  { from: 'posts', name: 'tags', optionalHints: ['post_tags'], to: 'tags', many: true, related: (po) => where('tags', (t) => data.post_tags.some((j) => j.post_id === po.id && j.tag_id === t.id)) },
   { from: 'posts', name: 'post_tags', to: 'post_tags', many: true, related: (po) => where('post_tags', (r) => r.post_id === po.id) },
-  { from: 'comments', name: 'posts', to: 'posts', many: false, related: (c) => where('posts', (r) => r.id === c.post_id) },
-  { from: 'tags', name: 'posts', to: 'posts', many: true, related: (t) => where('posts', (po) => data.post_tags.some((j) => j.tag_id === t.id && j.post_id === po.id)) },
+  { from: 'comments', name: 'posts', optionalHints: ['comments_post_id_fkey', 'post_id'], to: 'posts', many: false, related: (c) => where('posts', (r) => r.id === c.post_id) },
+  { from: 'tags', name: 'posts', optionalHints: ['post_tags'], to: 'posts', many: true, related: (t) => where('posts', (po) => data.post_tags.some((j) => j.tag_id === t.id && j.post_id === po.id)) },
   { from: 'post_tags', name: 'posts', to: 'posts', many: false, related: (j) => where('posts', (r) => r.id === j.post_id) },
   { from: 'post_tags', name: 'tags', to: 'tags', many: false, related: (j) => where('tags', (r) => r.id === j.tag_id) },
 ];
@@ -96,14 +98,15 @@ interface Level {
   star: boolean;
   embeds: Embed[];
   filters: Filter[];
-  /** `or=(…)` of these, when given. */
-  or?: Filter[];
+  /** `[not.]or=(…)` or `and=(…)`, when given: filters, and null tests of this level's embeddings. */
+  logic?: Logic;
   /** Null filters on this level's embeddings: index into `embeds`, and whether `is.null`. */
   nullFilters: Array<{ index: number; isNull: boolean }>;
   order?: OrderTerm[];
   limit?: number;
   offset?: number;
 }
+interface Logic { op: 'or' | 'and'; negate: boolean; items: Array<Filter | { embed: number; isNull: boolean }> }
 interface Embed { rel: Rel; hint?: string; alias?: string; inner: boolean; spread: boolean; level: Level }
 
 const nameOf = (e: Embed) => e.alias ?? e.rel.name;
@@ -144,11 +147,16 @@ function levelOf(table: Table, depth: number, many: boolean): fc.Arbitrary<Level
     star: fc.boolean(),
     embeds,
     filters: fc.oneof({ weight: 3, arbitrary: fc.array(filterOf(table), { maxLength: 1 }) }, { weight: 1, arbitrary: fc.array(filterOf(table), { minLength: 2, maxLength: 2 }) }),
-    or: rarely(fc.array(filterOf(table), { minLength: 1, maxLength: 3 })),
+    logic: rarely(fc.record({
+      op: fc.constantFrom('or' as const, 'and' as const),
+      negate: fc.boolean(),
+      items: fc.array(fc.oneof({ weight: 3, arbitrary: filterOf(table) }, { weight: 1, arbitrary: fc.record({ embed: fc.nat(2), isNull: fc.boolean() }) }), { minLength: 1, maxLength: 3 }),
+    })),
     nulls: fc.array(fc.tuple(fc.nat(2), fc.boolean()), { maxLength: 1 }),
     related: rarely(fc.tuple(fc.nat(2), fc.nat(9), fc.boolean(), fc.constantFrom(undefined, 'nullsfirst' as const, 'nullslast' as const))),
     page,
-  }).map(({ columns, star, embeds, filters, or, nulls, related, page }) => {
+  }).map(({ columns: drawnColumns, star, embeds, filters, logic: drawn, nulls, related, page }) => {
+    let columns = drawnColumns;
     // Names at one level are unique: a second embedding of a name gets an alias.
     const taken = new Set<string>();
     const named = embeds.map((e, i) => {
@@ -159,6 +167,7 @@ function levelOf(table: Table, depth: number, many: boolean): fc.Arbitrary<Level
       taken.add(alias ?? e.rel.name);
       return { ...e, alias, spread };
     }).map((e, i) => (e.spread ? { ...e, level: spreadLevel(e.level, `s${depth}${i}_`) } : e));
+    const logic = drawn && { ...drawn, items: drawn.items.filter((item) => !('embed' in item) || (item.embed < named.length && !named[item.embed]!.spread)) };
     const nullFilters = nulls.filter(([index]) => index < named.length && !named[index]!.spread).map(([index, isNull]) => ({ index, isNull }));
     // A page without an order is any page: a paged to-many embedding is ordered.
     let order = page.order ?? (many && (page.limit !== undefined || page.offset !== undefined) ? [{ column: COLUMNS[table].key[0]!, desc: false }] : undefined);
@@ -168,7 +177,12 @@ function levelOf(table: Table, depth: number, many: boolean): fc.Arbitrary<Level
       const target = named[index];
       if (target !== undefined && !target.spread && !target.rel.many && target.level.columns.length > 0) order = [{ embed: index, column: target.level.columns[c % target.level.columns.length]!, desc, nulls }, ...order];
     }
-    return { table, columns: star && columns.length > 0 ? columnsOf(table) : columns, star: star && columns.length > 0, embeds: named, filters, or, nullFilters, order, limit: page.limit, offset: page.offset };
+    // An embedding named as a column of this level takes its place in the answer (the column is not selected).
+    const names = new Set(named.filter((e) => !e.spread).map(nameOf));
+    const clash = columnsOf(table).some((c) => names.has(c));
+    const starred = star && columns.length > 0 && !clash;
+    columns = (star && columns.length > 0 ? columnsOf(table) : columns).filter((c) => !names.has(c));
+    return { table, columns, star: starred, embeds: named, filters, logic: logic?.items.length ? logic : undefined, nullFilters, order, limit: page.limit, offset: page.offset };
   });
 }
 
@@ -181,17 +195,17 @@ function rarely<T>(arbitrary: fc.Arbitrary<T>): fc.Arbitrary<T | undefined> {
 function spreadLevel(level: Level, prefix: string): Level {
   const columns = level.columns.length > 0 ? level.columns : columnsOf(level.table).slice(0, 1);
   const order = level.order?.filter((t) => t.embed === undefined);
-  return { ...level, star: false, embeds: [], nullFilters: [], order: order?.length ? order : level.order && [{ column: COLUMNS[level.table].key[0]!, desc: false }], columns: columns.map((c) => `${prefix}${c}`) };
+  return { ...level, star: false, embeds: [], nullFilters: [], logic: undefined, order: order?.length ? order : level.order && [{ column: COLUMNS[level.table].key[0]!, desc: false }], columns: columns.map((c) => `${prefix}${c}`) };
 }
 
 function embedOf(rel: Rel, depth: number): fc.Arbitrary<Embed> {
   return fc.record({
-    alias: fc.option(fc.constantFrom('one', 'two', 'three'), { freq: 2, nil: undefined }),
-    hint: rel.hints ? fc.constantFrom(...rel.hints) : fc.constant(undefined),
+    alias: fc.option(fc.constantFrom('one', 'two', 'Writer', 'the_x1', 'title', 'name', 'score', 'body'), { freq: 2, nil: undefined }),
+    hint: rel.hints ? fc.constantFrom(...rel.hints) : rel.optionalHints ? rarely(fc.constantFrom(...rel.optionalHints)) : fc.constant(undefined),
     inner: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
     spread: depth > 1 ? fc.constant(false) : fc.oneof({ weight: 5, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
     level: levelOf(rel.to, depth, rel.many),
-  }).map(({ alias, hint, inner, spread, level }) => ({ rel, hint, alias, inner: spread ? false : inner, spread, level }));
+  }).map(({ alias, hint, inner, spread, level }) => ({ rel, hint, alias, inner, spread, level }));
 }
 
 /** The column a spread's aliased column reads: `s1_2_title` reads `title`. */
@@ -226,7 +240,10 @@ function pairsOf(level: Level, path: string): Array<[string, string]> {
   const at = (key: string) => (path === '' ? key : `${path}.${key}`);
   const pairs: Array<[string, string]> = [];
   for (const f of level.filters) pairs.push([at(f.column), operand(f)]);
-  if (level.or) pairs.push([at('or'), `(${level.or.map((f) => `${f.column}.${operand(f)}`).join(',')})`]);
+  if (level.logic) {
+    const items = level.logic.items.map((item) => ('embed' in item ? `${nameOf(level.embeds[item.embed]!)}.${item.isNull ? 'is' : 'not.is'}.null` : `${item.column}.${operand(item)}`));
+    pairs.push([at(`${level.logic.negate ? 'not.' : ''}${level.logic.op}`), `(${items.join(',')})`]);
+  }
   for (const n of level.nullFilters) pairs.push([at(nameOf(level.embeds[n.index]!)), n.isNull ? 'is.null' : 'not.is.null']);
   if (level.order) pairs.push([at('order'), orderText(level, totalOrder(level))]);
   if (level.limit !== undefined) pairs.push([at('limit'), String(level.limit)]);
@@ -239,13 +256,18 @@ function pairsOf(level: Level, path: string): Array<[string, string]> {
 
 const likeRegex = (pattern: string, flags: string) => new RegExp(`^${pattern.split('*').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, flags);
 
-/** SQL's answer for one filter on one row: null (unknown) drops the row, as false does. */
-function matches(f: Filter, row: Row): boolean {
+/**
+ * SQL's answer for one filter on one row: true, false or null (unknown, which drops the row as false does).
+ * `is.null` on the name of an embedding of the level tests the embedding, even where a column has that name.
+ */
+function truth(f: Filter, row: Row, level: Level, embedded: Array<Array<Record<string, unknown>>>): boolean | null {
+  const embed = f.op === 'is' ? level.embeds.findIndex((e) => !e.spread && nameOf(e) === f.column) : -1;
+  if (embed >= 0) return (embedded[embed]!.length === 0) !== f.negate;
   const v = row[f.column] ?? null;
   if (f.op === 'is') return (v === null) !== f.negate;
   // `= any('{}')` is false, for null too, so `not.in.()` keeps every row.
   if (f.op === 'in' && f.value.length === 0) return f.negate;
-  if (v === null) return false;
+  if (v === null) return null;
   const numeric = typeof v === 'number';
   const read = (s: string) => (numeric ? Number(s) : s);
   let result: boolean;
@@ -262,6 +284,13 @@ function matches(f: Filter, row: Row): boolean {
     default: throw new Error(`no oracle for ${f.op}`);
   }
   return result !== f.negate;
+}
+
+/** SQL's three-valued `and`/`or`, and `not` keeping unknown unknown. */
+function logicTruth(logic: Logic, row: Row, level: Level, embedded: Array<Array<Record<string, unknown>>>): boolean | null {
+  const values = logic.items.map((item) => ('embed' in item ? (embedded[item.embed]!.length === 0) === item.isNull : truth(item, row, level, embedded)));
+  const decided = logic.op === 'or' ? values.includes(true) ? true : values.includes(null) ? null : false : values.includes(false) ? false : values.includes(null) ? null : true;
+  return decided === null ? null : decided !== logic.negate;
 }
 
 /** A row and what its embeddings answer, as the oracle carries them. */
@@ -290,8 +319,9 @@ function compareBy(terms: OrderTerm[]) {
 /** The answer's objects for `level` among `candidates`: filtered, kept by `!inner` and null filters, ordered, paged. */
 function evaluate(level: Level, candidates: Row[]): { rows: Array<Record<string, unknown>>; total: number } {
   const kept = candidates
-    .filter((row) => level.filters.every((f) => matches(f, row)) && (level.or === undefined || level.or.some((f) => matches(f, row))))
     .map((row) => ({ row, embedded: level.embeds.map((e) => evaluate(e.level, e.rel.related(row)).rows) }))
+    .filter(({ row, embedded }) => level.filters.every((f) => truth(f, row, level, embedded) === true))
+    .filter(({ row, embedded }) => level.logic === undefined || logicTruth(level.logic, row, level, embedded) === true)
     .filter(({ embedded }) => level.embeds.every((e, i) => !e.inner || embedded[i]!.length > 0))
     .filter(({ embedded }) => level.nullFilters.every((n) => (embedded[n.index]!.length === 0) === n.isNull));
   if (level.order) {
@@ -341,14 +371,14 @@ function canonical(level: Level, rows: unknown): unknown {
 beforeAll(async () => {
   p = await restProject('rest embed differential');
   const rows = seedRows();
-  const insert = (table: Table) => `insert into ${table} (${columnsOf(table).join(', ')}) values ${rows[table].map((r) => `(${columnsOf(table).map((c) => literal(r[c] ?? null)).join(', ')})`).join(', ')};`;
+  const insert = (table: Table) => `insert into ${table} (${columnsOf(table).map((c) => `"${c}"`).join(', ')}) values ${rows[table].map((r) => `(${columnsOf(table).map((c) => literal(r[c] ?? null)).join(', ')})`).join(', ')};`;
   await sql(p, `
     create table authors (id int primary key, name text, rank int);
     create table profiles (author_id int primary key references authors (id), bio text);
     create table posts (id int primary key, title text, score int, author_id int, editor_id int,
       constraint written_by foreign key (author_id) references authors (id),
       constraint edited_by foreign key (editor_id) references authors (id));
-    create table comments (id int primary key, post_id int references posts (id), body text, votes int);
+    create table comments (id int primary key, post_id int references posts (id), body text, votes int, "Likes" int);
     create table tags (id int primary key, label text not null);
     create table post_tags (post_id int references posts (id), tag_id int references tags (id), weight int, primary key (post_id, tag_id));
     ${(['authors', 'profiles', 'posts', 'comments', 'tags', 'post_tags'] as const).map((t) => `create policy "read" on ${t} for select using (true); ${insert(t)}`).join('\n')}
@@ -356,7 +386,7 @@ beforeAll(async () => {
   tenant = await connectTenant(p.project.id);
   data = {} as Record<Table, Row[]>;
   for (const table of ['authors', 'profiles', 'posts', 'comments', 'tags', 'post_tags'] as const) {
-    data[table] = (await tenant.client.query<Row>(`select ${columnsOf(table).join(', ')} from ${table}`)).rows;
+    data[table] = (await tenant.client.query<Row>(`select ${columnsOf(table).map((c) => `"${c}"`).join(', ')} from ${table}`)).rows;
   }
   // The tables are in the data plane's schema cache once their DDL's event has reached it.
   for (let waited = 0; (await call('GET', '/rest/v1/post_tags?select=posts(id),tags(id)&limit=1', { headers: p.anon })).status !== 200; waited += 100) {
