@@ -23,8 +23,11 @@ type Value = string | number | null;
 type Row = Record<string, Value>;
 type Table = 'authors' | 'profiles' | 'posts' | 'comments' | 'tags' | 'post_tags';
 
-/** Words whose order is the same in every collation (lower-case ASCII letters), and nulls. */
-const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'kappa', 'omega', 'ab', 'ba', 'x'];
+/**
+ * Words, some with the grammar's punctuation (quoted in a list or a logic tree), in ASCII: the tenant
+ * database's collation is C.UTF-8, whose order is JavaScript's for these.
+ */
+const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'kappa', 'omega', 'ab', 'ba', 'x', 'Ab', 'a,b', 'x(y)', 'say "hi"', 'dot.ted', 'back\\slash', 'in space'];
 const NUMBERS = [0, 1, 2, 3, 5, 8];
 
 const COLUMNS: Record<Table, { key: string[]; text: string[]; int: string[] }> = {
@@ -88,7 +91,7 @@ const RELS: Rel[] = [
   { from: 'post_tags', name: 'tags', to: 'tags', many: false, related: (j) => where('tags', (r) => r.id === j.tag_id) },
 ];
 
-interface Filter { column: string; op: string; value: string | string[]; negate: boolean }
+interface Filter { column: string; op: string; value: string | string[]; negate: boolean; quote: boolean }
 /** A term of `order=`: a column, or with `embed` a column of this level's to-one embedding (`order=writer(name)`). */
 interface OrderTerm { column: string; desc: boolean; nulls?: 'nullsfirst' | 'nullslast'; embed?: number }
 /** One level of the answer: the root or an embedding. */
@@ -126,7 +129,7 @@ const filterOf = (table: Table): fc.Arbitrary<Filter> => {
     fc.tuple(fc.constant('in'), fc.subarray(NUMBERS.map(String), { maxLength: 3 })),
     fc.tuple(fc.constant('is'), fc.constant('null')),
   ));
-  return fc.tuple(fc.oneof(intFilter, ...textFilter), fc.boolean()).map(([[column, [op, value]], negate]) => ({ column, op, value, negate }));
+  return fc.tuple(fc.oneof(intFilter, ...textFilter), fc.boolean(), fc.boolean()).map(([[column, [op, value]], negate, quote]) => ({ column, op, value, negate, quote }));
 };
 
 const orderOf = (table: Table): fc.Arbitrary<OrderTerm[]> =>
@@ -222,8 +225,15 @@ function selectOf(level: Level, spread: boolean): string {
   return [...columns, ...embeds].join(',');
 }
 
-function operand(f: Filter): string {
-  const value = Array.isArray(f.value) ? `(${f.value.join(',')})` : f.value;
+/** A value in a list or a logic tree, double-quoted (backslash escapes) where PostgREST's syntax needs it, or when asked. */
+function listValue(value: string, quote: boolean): string {
+  const needs = value === '' || /[,()"\\]/.test(value) || value.trim() !== value;
+  return needs || quote ? `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : value;
+}
+
+/** `[not.]op.value`; in a logic tree (`inLogic`) a value with the grammar's punctuation is quoted. */
+function operand(f: Filter, inLogic = false): string {
+  const value = Array.isArray(f.value) ? `(${f.value.map((v) => listValue(v, f.quote)).join(',')})` : inLogic && f.op !== 'is' ? listValue(f.value, f.quote) : f.value;
   return `${f.negate ? 'not.' : ''}${f.op}.${value}`;
 }
 
@@ -241,7 +251,7 @@ function pairsOf(level: Level, path: string): Array<[string, string]> {
   const pairs: Array<[string, string]> = [];
   for (const f of level.filters) pairs.push([at(f.column), operand(f)]);
   if (level.logic) {
-    const items = level.logic.items.map((item) => ('embed' in item ? `${nameOf(level.embeds[item.embed]!)}.${item.isNull ? 'is' : 'not.is'}.null` : `${item.column}.${operand(item)}`));
+    const items = level.logic.items.map((item) => ('embed' in item ? `${nameOf(level.embeds[item.embed]!)}.${item.isNull ? 'is' : 'not.is'}.null` : `${item.column}.${operand(item, true)}`));
     pairs.push([at(`${level.logic.negate ? 'not.' : ''}${level.logic.op}`), `(${items.join(',')})`]);
   }
   for (const n of level.nullFilters) pairs.push([at(nameOf(level.embeds[n.index]!)), n.isNull ? 'is.null' : 'not.is.null']);
