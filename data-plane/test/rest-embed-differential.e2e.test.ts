@@ -34,7 +34,7 @@ const COLUMNS: Record<Table, { key: string[]; text: string[]; int: string[] }> =
   authors: { key: ['id'], text: ['name'], int: ['id', 'rank'] },
   profiles: { key: ['author_id'], text: ['bio'], int: ['author_id'] },
   posts: { key: ['id'], text: ['title'], int: ['id', 'score', 'author_id', 'editor_id'] },
-  comments: { key: ['id'], text: ['body'], int: ['id', 'post_id', 'votes', 'Likes'] },
+  comments: { key: ['id'], text: ['body'], int: ['id', 'post_id', 'votes', 'Likes', 'reply_to'] },
   tags: { key: ['id'], text: ['label'], int: ['id'] },
   post_tags: { key: ['post_id', 'tag_id'], text: [], int: ['post_id', 'tag_id', 'weight'] },
   // A view over posts without editor_id: its relationships are inferred from posts' keys, unambiguous here.
@@ -54,7 +54,7 @@ function seedRows(): Record<Table, Row[]> {
   const authors = Array.from({ length: 6 }, (_, i) => ({ id: i + 1, name: pick(WORDS, i, 1), rank: pick(NUMBERS, i, 2) }));
   const profiles = [1, 3, 5].map((id, i) => ({ author_id: id, bio: pick(WORDS, i, 3) }));
   const posts = Array.from({ length: 14 }, (_, i) => ({ id: i + 1, title: pick(WORDS, i, 4), score: pick(NUMBERS, i, 5), author_id: pick([1, 2, 3, 5], i, 6), editor_id: pick([2, 3, 1], i, 7) }));
-  const comments = Array.from({ length: 26 }, (_, i) => ({ id: i + 1, post_id: pick([1, 2, 3, 4, 6, 7, 9, 12], i, 8), body: pick(WORDS, i, 9), votes: pick(NUMBERS, i, 10), Likes: pick(NUMBERS, i, 13) }));
+  const comments = Array.from({ length: 26 }, (_, i) => ({ id: i + 1, post_id: pick([1, 2, 3, 4, 6, 7, 9, 12], i, 8), body: pick(WORDS, i, 9), votes: pick(NUMBERS, i, 10), Likes: pick(NUMBERS, i, 13), reply_to: pick([1, 2, 3, 5, 8, 13], i, 14) }));
   const tags = Array.from({ length: 5 }, (_, i) => ({ id: i + 1, label: pick(WORDS, i, 11) ?? 'zeta' }));
   const post_tags: Row[] = [];
   for (let post = 1; post <= 14; post++) for (let tag = 1; tag <= 4; tag++) if ((post * 3 + tag * 5) % 7 < 3) post_tags.push({ post_id: post, tag_id: tag, weight: pick(NUMBERS, post + tag, 12) });
@@ -67,7 +67,8 @@ let data: Record<Table, Row[]>;
 /** A relationship as `select=` names it from one table, and how the oracle follows it. */
 interface Rel {
   from: Table;
-  name: Table;
+  /** A table's name, or for a key of a table to itself the key's column (the row it references). */
+  name: string;
   /** Ways to tell it from the other relationship to the same table: its key's name or the key's column. */
   hints?: string[];
   /** Hints it may be given though it needs none (the key, its column, a many-to-many's junction). */
@@ -87,6 +88,9 @@ const RELS: Rel[] = [
   { from: 'posts', name: 'comments', optionalHints: ['comments_post_id_fkey', 'post_id'], to: 'comments', many: true, related: (po) => where('comments', (r) => r.post_id === po.id) },
   { from: 'posts', name: 'tags', optionalHints: ['post_tags'], to: 'tags', many: true, related: (po) => where('tags', (t) => data.post_tags.some((j) => j.post_id === po.id && j.tag_id === t.id)) },
   { from: 'posts', name: 'post_tags', to: 'post_tags', many: true, related: (po) => where('post_tags', (r) => r.post_id === po.id) },
+  // A key of comments to itself: by the table's name the replies, by the key's column the comment replied to.
+  { from: 'comments', name: 'comments', optionalHints: ['reply_to'], to: 'comments', many: true, related: (c) => where('comments', (r) => r.reply_to === c.id) },
+  { from: 'comments', name: 'reply_to', to: 'comments', many: false, related: (c) => where('comments', (r) => r.id === c.reply_to) },
   { from: 'comments', name: 'posts', optionalHints: ['comments_post_id_fkey', 'post_id'], to: 'posts', many: false, related: (c) => where('posts', (r) => r.id === c.post_id) },
   { from: 'tags', name: 'posts', optionalHints: ['post_tags'], to: 'posts', many: true, related: (t) => where('posts', (po) => data.post_tags.some((j) => j.tag_id === t.id && j.post_id === po.id)) },
   { from: 'post_tags', name: 'posts', to: 'posts', many: false, related: (j) => where('posts', (r) => r.id === j.post_id) },
@@ -224,7 +228,7 @@ function spreadLevel(level: Level, prefix: string, many: boolean): Level {
 
 function embedOf(rel: Rel, depth: number): fc.Arbitrary<Embed> {
   return fc.record({
-    alias: fc.option(fc.constantFrom('one', 'two', 'Writer', 'the_x1', 'title', 'name', 'score', 'body'), { freq: 2, nil: undefined }),
+    alias: fc.option(fc.constantFrom('one', 'two', 'Writer', 'the_x1', 'title', 'name', 'score', 'body', 'posts', 'authors', 'comments', 'tags'), { freq: 2, nil: undefined }),
     hint: rel.hints ? fc.constantFrom(...rel.hints) : rel.optionalHints ? rarely(fc.constantFrom(...rel.optionalHints)) : fc.constant(undefined),
     inner: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
     spread: depth > 1 ? fc.constant(false) : fc.oneof({ weight: 5, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
@@ -414,7 +418,7 @@ beforeAll(async () => {
     create table posts (id int primary key, title text, score int, author_id int, editor_id int,
       constraint written_by foreign key (author_id) references authors (id),
       constraint edited_by foreign key (editor_id) references authors (id));
-    create table comments (id int primary key, post_id int references posts (id), body text, votes int, "Likes" int);
+    create table comments (id int primary key, post_id int references posts (id), body text, votes int, "Likes" int, reply_to int references comments (id));
     create table tags (id int primary key, label text not null);
     create table post_tags (post_id int references posts (id), tag_id int references tags (id), weight int, primary key (post_id, tag_id));
     ${(['authors', 'profiles', 'posts', 'comments', 'tags', 'post_tags'] as const).map((t) => `create policy "read" on ${t} for select using (true); ${insert(t)}`).join('\n')}
