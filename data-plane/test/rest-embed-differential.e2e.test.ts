@@ -122,7 +122,7 @@ interface Level {
   limit?: number;
   offset?: number;
 }
-interface Logic { op: 'or' | 'and'; negate: boolean; items: Array<Filter | { embed: number; isNull: boolean }> }
+interface Logic { op: 'or' | 'and'; negate: boolean; items: Array<Filter | { embed: number; isNull: boolean } | Logic> }
 interface Embed { rel: Rel; hint?: string; alias?: string; inner: boolean; spread: boolean; level: Level }
 
 const nameOf = (e: Embed) => e.alias ?? e.rel.name;
@@ -163,11 +163,7 @@ function levelOf(table: Table, depth: number, many: boolean): fc.Arbitrary<Level
     star: fc.boolean(),
     embeds,
     filters: fc.oneof({ weight: 3, arbitrary: fc.array(filterOf(table), { maxLength: 1 }) }, { weight: 1, arbitrary: fc.array(filterOf(table), { minLength: 2, maxLength: 2 }) }),
-    logic: rarely(fc.record({
-      op: fc.constantFrom('or' as const, 'and' as const),
-      negate: fc.boolean(),
-      items: fc.array(fc.oneof({ weight: 3, arbitrary: filterOf(table) }, { weight: 1, arbitrary: fc.record({ embed: fc.nat(2), isNull: fc.boolean() }) }), { minLength: 1, maxLength: 3 }),
-    })),
+    logic: rarely(logicOf(table, 2)),
     nulls: fc.array(fc.tuple(fc.nat(2), fc.boolean()), { maxLength: 1 }),
     related: fc.option(fc.tuple(fc.nat(2), fc.nat(9), fc.boolean(), fc.constantFrom(undefined, 'nullsfirst' as const, 'nullslast' as const)), { freq: 2, nil: undefined }),
     page,
@@ -183,7 +179,7 @@ function levelOf(table: Table, depth: number, many: boolean): fc.Arbitrary<Level
       taken.add(alias ?? e.rel.name);
       return { ...e, alias, spread };
     }).map((e, i) => (e.spread ? { ...e, level: spreadLevel(e.level, `s${depth}${i}_`, e.rel.many) } : e));
-    const logic = drawn && { ...drawn, items: drawn.items.filter((item) => !('embed' in item) || (item.embed < named.length && !named[item.embed]!.spread)) };
+    const logic = drawn && keptLogic(drawn, named);
     const nullFilters = nulls.filter(([index]) => index < named.length && !named[index]!.spread).map(([index, isNull]) => ({ index, isNull }));
     // A page without an order is any page: a paged to-many embedding is ordered.
     let order = page.order ?? (many && (page.limit !== undefined || page.offset !== undefined) ? [{ column: COLUMNS[table].key[0]!, desc: false }] : undefined);
@@ -198,8 +194,28 @@ function levelOf(table: Table, depth: number, many: boolean): fc.Arbitrary<Level
     const clash = columnsOf(table).some((c) => names.has(c));
     const starred = star && columns.length > 0 && !clash;
     columns = (star && columns.length > 0 ? columnsOf(table) : columns).filter((c) => !names.has(c));
-    return { table, columns, star: starred, embeds: named, filters, logic: logic?.items.length ? logic : undefined, nullFilters, order, limit: page.limit, offset: page.offset };
+    return { table, columns, star: starred, embeds: named, filters, logic, nullFilters, order, limit: page.limit, offset: page.offset };
   });
+}
+
+/** An `or`/`and` tree of filters and null tests of embeddings, `levels` deep at most. */
+function logicOf(table: Table, levels: number): fc.Arbitrary<Logic> {
+  const item: fc.Arbitrary<Logic['items'][number]> = fc.oneof(
+    { weight: 3, arbitrary: filterOf(table) },
+    { weight: 1, arbitrary: fc.record({ embed: fc.nat(2), isNull: fc.boolean() }) },
+    { weight: levels > 1 ? 1 : 0, arbitrary: fc.constant(null).chain(() => logicOf(table, levels - 1)) },
+  );
+  return fc.record({ op: fc.constantFrom('or' as const, 'and' as const), negate: fc.boolean(), items: fc.array(item, { minLength: 1, maxLength: 3 }) });
+}
+
+/** A tree's null tests of embeddings that are not there (or are spreads) left out; a group left empty with them. */
+function keptLogic(logic: Logic, embeds: Embed[]): Logic | undefined {
+  const items = logic.items.flatMap((item): Logic['items'] => {
+    if ('items' in item) { const kept = keptLogic(item, embeds); return kept ? [kept] : []; }
+    if ('embed' in item) return item.embed < embeds.length && !embeds[item.embed]!.spread ? [item] : [];
+    return [item];
+  });
+  return items.length > 0 ? { ...logic, items } : undefined;
 }
 
 /** Rarely a value, mostly none. */
@@ -262,6 +278,13 @@ function operand(f: Filter, inLogic = false): string {
   return `${f.negate ? 'not.' : ''}${f.op}.${value}`;
 }
 
+/** A logic tree as it is written inside `or=(…)`: `[not.]op(item,…)`. */
+function logicText(level: Level, logic: Logic): string {
+  const items = logic.items.map((item) =>
+    'items' in item ? logicText(level, item) : 'embed' in item ? `${nameOf(level.embeds[item.embed]!)}.${item.isNull ? 'is' : 'not.is'}.null` : `${item.column}.${operand(item, true)}`);
+  return `${logic.negate ? 'not.' : ''}${logic.op}(${items.join(',')})`;
+}
+
 /** The keys of an order with its table's key after it, so that the order is total. */
 function totalOrder(level: Level): OrderTerm[] {
   const terms = [...(level.order ?? [])];
@@ -275,10 +298,7 @@ function pairsOf(level: Level, path: string): Array<[string, string]> {
   const at = (key: string) => (path === '' ? key : `${path}.${key}`);
   const pairs: Array<[string, string]> = [];
   for (const f of level.filters) pairs.push([at(f.column), operand(f)]);
-  if (level.logic) {
-    const items = level.logic.items.map((item) => ('embed' in item ? `${nameOf(level.embeds[item.embed]!)}.${item.isNull ? 'is' : 'not.is'}.null` : `${item.column}.${operand(item, true)}`));
-    pairs.push([at(`${level.logic.negate ? 'not.' : ''}${level.logic.op}`), `(${items.join(',')})`]);
-  }
+  if (level.logic) pairs.push([at(`${level.logic.negate ? 'not.' : ''}${level.logic.op}`), logicText(level, level.logic).slice(level.logic.op.length + (level.logic.negate ? 4 : 0))]);
   for (const n of level.nullFilters) pairs.push([at(nameOf(level.embeds[n.index]!)), n.isNull ? 'is.null' : 'not.is.null']);
   if (level.order) pairs.push([at('order'), orderText(level, totalOrder(level))]);
   if (level.limit !== undefined) pairs.push([at('limit'), String(level.limit)]);
@@ -323,7 +343,8 @@ function truth(f: Filter, row: Row, level: Level, embedded: Array<Array<Record<s
 
 /** SQL's three-valued `and`/`or`, and `not` keeping unknown unknown. */
 function logicTruth(logic: Logic, row: Row, level: Level, embedded: Array<Array<Record<string, unknown>>>): boolean | null {
-  const values = logic.items.map((item) => ('embed' in item ? (embedded[item.embed]!.length === 0) === item.isNull : truth(item, row, level, embedded)));
+  const values = logic.items.map((item) =>
+    'items' in item ? logicTruth(item, row, level, embedded) : 'embed' in item ? (embedded[item.embed]!.length === 0) === item.isNull : truth(item, row, level, embedded));
   const decided = logic.op === 'or' ? values.includes(true) ? true : values.includes(null) ? null : false : values.includes(false) ? false : values.includes(null) ? null : true;
   return decided === null ? null : decided !== logic.negate;
 }
