@@ -1,14 +1,16 @@
 /**
  * The data API's resource embedding against an oracle written in plain
- * TypeScript: generated `select=` trees (to-one, to-many, one-to-one and
- * many-to-many embeddings nested up to three levels, aliases, hints where a
- * relation is ambiguous, `!inner`, spreads) with filters, null filters,
- * orders and pages at every level go to the data API, and the same answer is
- * built from the tables as read straight from the tenant database, following
- * PostgREST's semantics and the README where this project documents its own
- * (a null filter or `!inner` counts within the embedding's page). The
- * answers must be equal: in order where an order is asked, as sets where
- * not (fast-check, seeded: FUZZ_SEED/FUZZ_RUNS).
+ * TypeScript: generated `select=` trees (to-one, to-many, one-to-one,
+ * many-to-many and a key of a table to itself, from tables, a view and an
+ * rpc, nested up to three levels, aliases, hints, `!inner`, spreads) with
+ * filters, logic trees, null filters, related orders, orders and pages at
+ * every level go to the data API, and the same answer is built from the
+ * tables as the caller reads them straight from the tenant database (under
+ * row-level security), following PostgREST's semantics and the README where
+ * this project documents its own (a null filter or `!inner` counts within
+ * the embedding's page). The answers and their `count=exact` totals must be
+ * equal: in order where an order is asked, as sets where not (fast-check,
+ * seeded: FUZZ_SEED/FUZZ_RUNS).
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
