@@ -182,7 +182,8 @@ function levelOf(table: Table, depth: number, many: boolean): fc.Arbitrary<Level
       return { ...e, alias, spread };
     }).map((e, i) => (e.spread ? { ...e, level: spreadLevel(e.level, `s${depth}${i}_`, e.rel.many) } : e));
     const logic = drawn && keptLogic(drawn, named);
-    const nullFilters = nulls.filter(([index]) => index < named.length && !named[index]!.spread).map(([index, isNull]) => ({ index, isNull }));
+    // A spread is an embedding of select= too: a null filter tests whether it has a row.
+    const nullFilters = nulls.filter(([index]) => index < named.length).map(([index, isNull]) => ({ index, isNull }));
     // A page without an order is any page: a paged to-many embedding is ordered.
     let order = page.order ?? (many && (page.limit !== undefined || page.offset !== undefined) ? [{ column: COLUMNS[table].key[0]!, desc: false }] : undefined);
     // Ordered first by a column a to-one embedding of this level answers.
@@ -193,6 +194,7 @@ function levelOf(table: Table, depth: number, many: boolean): fc.Arbitrary<Level
     }
     // An embedding named as a column of this level takes its place in the answer (the column is not selected).
     const names = new Set(named.filter((e) => !e.spread).map(nameOf));
+    // (A spread's name is no key of the answer, so a column of its name stays; `is.null` on that name still tests the spread.)
     const clash = columnsOf(table).some((c) => names.has(c));
     const starred = star && columns.length > 0 && !clash;
     columns = (star && columns.length > 0 ? columnsOf(table) : columns).filter((c) => !names.has(c));
@@ -210,11 +212,11 @@ function logicOf(table: Table, levels: number): fc.Arbitrary<Logic> {
   return fc.record({ op: fc.constantFrom('or' as const, 'and' as const), negate: fc.boolean(), items: fc.array(item, { minLength: 1, maxLength: 3 }) });
 }
 
-/** A tree's null tests of embeddings that are not there (or are spreads) left out; a group left empty with them. */
+/** A tree's null tests of embeddings that are not there left out; a group left empty with them. */
 function keptLogic(logic: Logic, embeds: Embed[]): Logic | undefined {
   const items = logic.items.flatMap((item): Logic['items'] => {
     if ('items' in item) { const kept = keptLogic(item, embeds); return kept ? [kept] : []; }
-    if ('embed' in item) return item.embed < embeds.length && !embeds[item.embed]!.spread ? [item] : [];
+    if ('embed' in item) return item.embed < embeds.length ? [item] : [];
     return [item];
   });
   return items.length > 0 ? { ...logic, items } : undefined;
@@ -318,7 +320,7 @@ const likeRegex = (pattern: string, flags: string) => new RegExp(`^${pattern.spl
  * `is.null` on the name of an embedding of the level tests the embedding, even where a column has that name.
  */
 function truth(f: Filter, row: Row, level: Level, embedded: Array<Array<Record<string, unknown>>>): boolean | null {
-  const embed = f.op === 'is' ? level.embeds.findIndex((e) => !e.spread && nameOf(e) === f.column) : -1;
+  const embed = f.op === 'is' ? level.embeds.findIndex((e) => nameOf(e) === f.column) : -1;
   if (embed >= 0) return (embedded[embed]!.length === 0) !== f.negate;
   const v = row[f.column] ?? null;
   if (f.op === 'is') return (v === null) !== f.negate;
