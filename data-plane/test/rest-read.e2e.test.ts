@@ -419,6 +419,34 @@ describe('order, paging, counts', () => {
   });
 });
 
+describe('an embedding’s count (PostgREST’s rel(count))', () => {
+  it('counts each row’s embedded rows, under the embedding’s filters, beside the same embedding’s rows', async () => {
+    const counted = await get('authors?select=name,posts(count)&order=id');
+    expect(counted.status, counted.text).toBe(200);
+    expect(counted.body).toEqual([
+      { name: 'Ada', posts: [{ count: 2 }] },
+      { name: 'Bob', posts: [{ count: 1 }] },
+      { name: 'Cy', posts: [{ count: 0 }] },
+    ]);
+    const filtered = await get('authors?select=name,titles:posts(title),published:posts(n:count)&published.published=is.true&published.order=id.desc&order=id&limit=2');
+    expect(filtered.body).toEqual([
+      { name: 'Ada', titles: [{ title: 'Hello world' }, { title: 'Second post' }], published: [{ n: 1 }] },
+      { name: 'Bob', titles: [{ title: 'Bob writes' }], published: [{ n: 1 }] },
+    ]);
+    // Nested, and with !inner: only posts with comments, and how many each has.
+    const nested = await get('authors?select=name,posts!inner(title,comments(count))&posts.comments=not.is.null&order=id');
+    expect(nested.body).toEqual([
+      { name: 'Ada', posts: [{ title: 'Hello world', comments: [{ count: 2 }] }] },
+      { name: 'Bob', posts: [{ title: 'Bob writes', comments: [{ count: 1 }] }] },
+    ]);
+  });
+
+  it('reads count as a column where the relation has one, and anywhere but alone in an embedding', async () => {
+    expect((await get('authors?select=name,posts(id,count)')).body.code).toBe('unknown_column');
+    expect((await get('authors?select=count')).body.code).toBe('unknown_column');
+  });
+});
+
 describe('ordering by and filtering on embeddings (PostgREST 11+)', () => {
   it('orders by a column of a to-one embedding, by its name or alias, nulls placed, with the embedding’s filters, a JSON path, and counts', async () => {
     const byName = await get('posts?select=id,authors(name)&order=authors(name).desc.nullslast,id');

@@ -26,6 +26,8 @@ export interface Source {
 
 export type PlannedSelect =
   | { kind: 'column'; column: ColumnInfo; json?: JsonStep[]; alias: string; cast?: CastType }
+  /** `rel(count)`: how many rows of the embedding the parent row has, as PostgREST counts them (`[{"count": 3}]`). */
+  | { kind: 'count'; alias: string }
   | PlannedEmbed;
 
 export interface PlannedEmbed {
@@ -334,7 +336,7 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
     const { target, link } = embeddingOf(snapshot, source, item);
     const alias = item.alias ?? item.relation;
     const childPath = embedPath(path, alias);
-    const select = planSelect(snapshot, target, item.children, modifiers, childPath);
+    const select = countOf(target, item) ?? planSelect(snapshot, target, item.children, modifiers, childPath);
     const joined = 'fk' in link
       ? { on: link.on, many: link.many, ...(link.through ? { through: link.through } : {}) }
       : { on: [], many: !link.toOne, computed: { function: link.function, argument: link.relation } };
@@ -351,6 +353,17 @@ export function planSelect(snapshot: SchemaSnapshot, source: Source, items: Sele
     });
   }
   return planned;
+}
+
+/**
+ * `rel(count)`, `rel(n:count)`: `count` alone in an embedding that is not
+ * spread, of a relation without a column of that name, counts the
+ * embedding's rows (its filters apply), as PostgREST's embedded count.
+ */
+function countOf(target: Source, item: Extract<SelectItem, { kind: 'embed' }>): PlannedSelect[] | undefined {
+  const [only, ...more] = item.children;
+  if (item.spread || more.length > 0 || only?.kind !== 'field' || only.name !== 'count' || only.json || only.cast !== undefined || findColumn(target, 'count')) return undefined;
+  return [{ kind: 'count', alias: only.alias ?? 'count' }];
 }
 
 /** The dotted paths of the embeddings in `items`, into `known`. */

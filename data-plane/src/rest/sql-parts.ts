@@ -202,6 +202,7 @@ export function selectListSql(items: PlannedSelect[], table: string, params: Par
   return answered(items)
     .map((item) => {
       if (item.kind === 'column') return `${columnSql(table, item.column, item.json, params)}${item.cast ? castSql(item.cast) : ''} as ${ident(item.alias)}`;
+      if (item.kind === 'count') return `count(*) as ${ident(item.alias)}`;
       const child = aliases.take('_t');
       const row = aliases.take('_e');
       const source = embedSource(item, table, child, aliases);
@@ -218,7 +219,9 @@ export function selectListSql(items: PlannedSelect[], table: string, params: Par
         return outputNames(item.select).map((name) => `(select ${row}.${ident(name)} from (${one}) ${row}) as ${ident(name)}`).join(', ');
       }
       if (item.many) {
-        return `(select coalesce(json_agg(${row}), '[]') from (${inner}${orderSql(item.modifiers.order, child, params, aliases)}${pageSql(item.modifiers, params)}) ${row}) as ${ident(item.alias)}`;
+        // A count is one row: there is nothing to order.
+        const ordered = item.select.some((s) => s.kind === 'count') ? '' : orderSql(item.modifiers.order, child, params, aliases);
+        return `(select coalesce(json_agg(${row}), '[]') from (${inner}${ordered}${pageSql(item.modifiers, params)}) ${row}) as ${ident(item.alias)}`;
       }
       return `(select to_json(${row}) from (${inner}${toOnePageSql(item, params)}) ${row}) as ${ident(item.alias)}`;
     })
