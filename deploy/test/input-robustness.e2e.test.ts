@@ -170,7 +170,9 @@ function variantsOf(route: Route, fixtures: Record<string, string>): Variant[] {
   const valid = route.body();
   strict('invalid JSON', { body: '{"a":' });
   strict('JSON with a trailing comma', { body: '{"a":1,}' });
-  strict('empty body with a JSON content type', { body: '' });
+  // No body under a JSON content type is no body (what fetch wrappers send): refused where the route needs one.
+  if (route.validBodies?.includes('')) lenient('empty body with a JSON content type', { body: '' });
+  else strict('empty body with a JSON content type', { body: '' });
   for (const raw of ['[]', '[{}]', '"text"', '42', 'null', 'true']) {
     if (route.validBodies?.includes(raw)) lenient(`body ${raw}`, { body: raw });
     else strict(`body ${raw}`, { body: raw });
@@ -412,7 +414,7 @@ const ROUTES: Route[] = [
   { method: 'POST', path: '/rest/v1/auth/refresh', auth: anon, body: () => ({ refreshToken: 'not-a-token' }) },
   { method: 'GET', path: '/rest/v1/auth/me', auth: asUser },
   // The body is optional: `null` reads as none, and the session ends (the leaver's, not the user's the others use).
-  { method: 'POST', path: '/rest/v1/auth/logout', auth: () => ({ apikey: project.anonKey, ...bearer(leaver.token) }), body: () => ({ scope: 'nowhere' }), validBodies: ['null'] },
+  { method: 'POST', path: '/rest/v1/auth/logout', auth: () => ({ apikey: project.anonKey, ...bearer(leaver.token) }), body: () => ({ scope: 'nowhere' }), validBodies: ['null', ''] },
   { method: 'POST', path: '/rest/v1/auth/resend', auth: anon, body: () => ({ email: 'nobody@example.com', type: 'nonsense' }) },
   { method: 'POST', path: '/rest/v1/auth/verify-email', auth: anon, body: () => ({ otp: 'abc', email: 'nobody@example.com' }) },
   { method: 'POST', path: '/rest/v1/auth/forgot-password', auth: anon, body: () => ({ email: 'not-an-email' }) },
