@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { fuzzRuns } from '../../deploy/test/generated';
 import { bearer, call, createProject, signUpOperator, someIp, streamVersion, type Answer, type Operator, type ProjectAnswer } from '../../deploy/test/http';
 
 let operator: Operator;
@@ -467,7 +468,7 @@ describe('generated management requests', () => {
           known = after;
         }
       }),
-      { numRuns: Number(process.env.FUZZ_RUNS ?? 2000), seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
+      fuzzRuns(2000),
     );
     if (process.env.FUZZ_STATS) console.log([...stats].sort().map(([k, n]) => `${n}\t${k}`).join('\n'));
   }, 900_000);

@@ -17,8 +17,9 @@ import { decodeJwt } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { emailKey } from '@baseplane/contracts';
 import { bearer, call, dataPlanesCaughtUp } from '../../deploy/test/http';
+import { fuzzRuns } from '../../deploy/test/generated';
 import type { TenantDatabase } from '../../deploy/test/tenant';
-import { PASSWORD, fixture, forged, fuzzRuns, other, otherTenant, otherUser, p, problemOf, seldom, send, signIn, tenant, useFuzzApp, type Received } from './fuzz-fixtures';
+import { PASSWORD, fixture, forged, other, otherTenant, otherUser, p, problemOf, seldom, send, signIn, tenant, useFuzzApp, type Received } from './fuzz-fixtures';
 
 useFuzzApp('auth fuzz');
 
@@ -249,7 +250,7 @@ describe('generated auth requests', () => {
           expect(await usersWith(db, address!), `${method} ${path} left a user ${address}: ${answer.text}`).toBe(before);
         }
       }),
-      fuzzRuns(),
+      fuzzRuns(2000),
     );
     console.log(`auth fuzz: ${ran} requests, statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
   }, 600_000);

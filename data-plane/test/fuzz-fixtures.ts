@@ -127,5 +127,3 @@ export function problemOf(answer: Received, method: string): string | undefined 
 /** Mostly null (the route's own choice), now and then one of `values`. */
 export const seldom = <T>(values: fc.Arbitrary<T>, weight = 6): fc.Arbitrary<T | null> => fc.oneof({ weight, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: values });
 
-/** fast-check's parameters: `FUZZ_RUNS` requests (2,000 by default), from `FUZZ_SEED` when given. */
-export const fuzzRuns = () => ({ numRuns: Number(process.env.FUZZ_RUNS ?? 2000), seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined });

@@ -14,8 +14,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, call } from '../../deploy/test/http';
+import { fuzzRuns } from '../../deploy/test/generated';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
-import { restProject, sql, type RestProject } from './rest-fixtures';
+import { listValue, pick, restProject, sql, type RestProject } from './rest-fixtures';
 
 let p: RestProject;
 let tenant: TenantDatabase;
@@ -28,11 +29,6 @@ const DAYS = ['2026-01-01', '2026-01-02', '2026-02-28', '2026-12-31'];
 const TAGS = ['red', 'green', 'blue', 'b,c', 'say "hi"'];
 const ROWS = 48;
 
-/** A deterministic spread of values, nulls among them. */
-function pick<T>(values: readonly T[], i: number, salt: number): T | null {
-  const k = (i * 7 + salt * 13 + ((i * i) % 11)) % (values.length + 2);
-  return k < values.length ? values[k]! : null;
-}
 
 const sqlText = (text: string) => `'${text.replace(/'/g, "''")}'`;
 const arrayLiteral = (items: string[]) => `{${items.map((t) => `"${t.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
@@ -120,11 +116,6 @@ const tree: fc.Arbitrary<Tree> = fc.letrec<{ tree: Tree }>((tie) => ({
   ),
 })).tree;
 
-/** A value inside a logic tree or an `in` list, double-quoted (backslash escapes) when PostgREST's syntax needs it, or when asked. */
-function listValue(value: string, quote: boolean): string {
-  const needs = value === '' || /[,()"\\{}]/.test(value) || value.trim() !== value;
-  return needs || quote ? `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : value;
-}
 
 /** `op.value` as the query string writes it; inside a logic tree values with its punctuation are quoted. */
 function operand(l: Leaf, inLogic: boolean): string {
@@ -207,7 +198,7 @@ describe('filters against PostgreSQL', () => {
         const ok = answer.status === 200 || answer.status === 206;
         expect({ query: decodeURIComponent(query), ok, ids: answer.body, total: counted }).toEqual({ query: decodeURIComponent(query), ok: true, ids: expected.map((id) => ({ id })), total: String(total) });
       }),
-      runs(),
+      fuzzRuns(300),
     );
   }, 300_000);
 
@@ -223,7 +214,7 @@ describe('filters against PostgreSQL', () => {
         const written = (await tenant.client.query<{ id: number }>('select id from things where touched = $1 order by id', [round])).rows.map((row) => row.id);
         expect({ query: decodeURIComponent(query), status: answer.status, ids, written }).toEqual({ query: decodeURIComponent(query), status: 200, ids: expected, written: expected });
       }),
-      runs(100),
+      fuzzRuns(100),
     );
   }, 300_000);
 });
@@ -247,12 +238,7 @@ describe('the management API’s rows read against PostgreSQL', () => {
         const ids = Array.isArray(answer.body?.rows) ? (answer.body.rows as Array<{ id: number }>).map((row) => row.id) : answer.body;
         expect({ query: decodeURIComponent(query), status: answer.status, ids, total: answer.body?.total }).toEqual({ query: decodeURIComponent(query), status: 200, ids: expected, total });
       }),
-      runs(150),
+      fuzzRuns(150),
     );
   }, 300_000);
 });
-
-/** fast-check's parameters: `FUZZ_RUNS` cases (else `runs`), from `FUZZ_SEED` when given. */
-function runs(count = 300): { numRuns: number; seed?: number } {
-  return { numRuns: Number(process.env.FUZZ_RUNS ?? count), seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined };
-}

@@ -15,8 +15,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../../deploy/test/http';
+import { fuzzRuns } from '../../deploy/test/generated';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
-import { restProject, sql, type RestProject } from './rest-fixtures';
+import { listValue, pick, restProject, sql, type RestProject } from './rest-fixtures';
 
 let p: RestProject;
 let tenant: TenantDatabase;
@@ -44,11 +45,6 @@ const COLUMNS: Record<Table, { key: string[]; text: string[]; int: string[] }> =
 };
 const columnsOf = (table: Table) => [...new Set([...COLUMNS[table].key, ...COLUMNS[table].int, ...COLUMNS[table].text])];
 
-/** A deterministic spread of values, nulls among them. */
-function pick<T>(values: readonly T[], i: number, salt: number): T | null {
-  const k = (i * 7 + salt * 13 + ((i * i) % 11)) % (values.length + 2);
-  return k < values.length ? values[k]! : null;
-}
 const literal = (v: Value) => (v === null ? 'null' : typeof v === 'number' ? String(v) : `'${v}'`);
 
 /** The rows to insert: parents without children (authors 4 and 6, tag 5), children without parents (posts and comments with a null key). */
@@ -270,11 +266,6 @@ function selectOf(level: Level, spread: boolean): string {
   return [...columns, ...embeds].join(',');
 }
 
-/** A value in a list or a logic tree, double-quoted (backslash escapes) where PostgREST's syntax needs it, or when asked. */
-function listValue(value: string, quote: boolean): string {
-  const needs = value === '' || /[,()"\\]/.test(value) || value.trim() !== value;
-  return needs || quote ? `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : value;
-}
 
 /** `[not.]op.value`; in a logic tree (`inLogic`) a value with the grammar's punctuation is quoted. */
 function operand(f: Filter, inLogic = false): string {
@@ -504,12 +495,7 @@ describe('embedding against an oracle', () => {
         const total = answer.headers.get('content-range')?.split('/')[1];
         expect({ query: shown, status: ok ? 'ok' : answer.status, body: canonical(root, answer.body), total }).toEqual({ query: shown, status: 'ok', body: canonical(root, expected.rows), total: String(expected.total) });
       }),
-      runs(),
+      fuzzRuns(300),
     );
   }, 300_000);
 });
-
-/** fast-check's parameters: `FUZZ_RUNS` cases (else `runs`), from `FUZZ_SEED` when given. */
-function runs(count = 300): { numRuns: number; seed?: number } {
-  return { numRuns: Number(process.env.FUZZ_RUNS ?? count), seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined };
-}

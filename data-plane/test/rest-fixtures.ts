@@ -93,6 +93,22 @@ export async function blogSchema(p: RestProject): Promise<void> {
   `);
 }
 
+/** A deterministic spread of `values` for the `i`th fixture row (`salt` varies it per column), nulls among them. */
+export function pick<T>(values: readonly T[], i: number, salt: number): T | null {
+  const k = (i * 7 + salt * 13 + ((i * i) % 11)) % (values.length + 2);
+  return k < values.length ? values[k]! : null;
+}
+
+/**
+ * A value in an `in` list or a logic tree as a query string writes it:
+ * double-quoted (backslash escapes) where PostgREST's syntax needs it (its
+ * punctuation, braces, the empty string, spaces at an end), or when asked.
+ */
+export function listValue(value: string, quote: boolean): string {
+  const needs = value === '' || /[,()"\\{}]/.test(value) || value.trim() !== value;
+  return needs || quote ? `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : value;
+}
+
 /**
  * `token`'s claims changed by `changes` (an `undefined` drops a claim),
  * signed with the project's newest key, opened from its `SigningKeyIssued`

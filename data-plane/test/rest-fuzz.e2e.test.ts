@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, type Answer } from '../../deploy/test/http';
+import { fuzzRuns } from '../../deploy/test/generated';
 import { blogSchema, restProject, signUpUser, type RestProject } from './rest-fixtures';
 
 let p: RestProject;
@@ -178,7 +179,7 @@ describe('generated requests', () => {
         const problem = problemOf(answer, generated.method);
         expect(problem, JSON.stringify(generated)).toBeUndefined();
       }),
-      { numRuns: Number(process.env.FUZZ_RUNS ?? 1000), seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
+      fuzzRuns(1000),
     );
   }, 600_000);
 });

@@ -17,8 +17,9 @@ import { SignJWT, decodeJwt } from 'jose';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { deriveSecret } from '@baseplane/contracts';
 import { bearer, call } from '../../deploy/test/http';
+import { fuzzRuns } from '../../deploy/test/generated';
 import type { RestProject } from './rest-fixtures';
-import { fixture, forged, fuzzRuns, other, p, problemOf, seldom, send, useFuzzApp, type Received } from './fuzz-fixtures';
+import { fixture, forged, other, p, problemOf, seldom, send, useFuzzApp, type Received } from './fuzz-fixtures';
 
 useFuzzApp('storage fuzz');
 
@@ -243,7 +244,7 @@ describe('generated storage requests', () => {
         expect(problemOf(answer, request.method), label).toBeUndefined();
         expect(servingProblem(generated, request.method, answer), label).toBeUndefined();
       }),
-      fuzzRuns(),
+      fuzzRuns(2000),
     );
     console.log(`storage fuzz: ${ran} requests, statuses ${JSON.stringify(Object.fromEntries(statuses))}`);
     // The fixtures are still there, as they were: nothing generated replaced or deleted them.
