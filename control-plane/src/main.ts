@@ -4,6 +4,7 @@
  * internal port (the gateway routes `/api` here).
  */
 import 'reflect-metadata';
+import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Client, Connection } from '@temporalio/client';
@@ -54,6 +55,14 @@ async function main(): Promise<void> {
     { logger: ['error', 'warn'], rawBody: true },
   );
   app.useGlobalFilters(new ApiErrorFilter(log));
+  // A JSON content type over an empty body (what fetch wrappers send on a POST without one) is no body, as the data
+  // plane takes it, not 400 invalid_json; a route that needs a body still refuses its absence. Registering a parser
+  // also keeps Nest from adding its form parser: the management API reads JSON only (a form is 415).
+  const json = app.getHttpAdapter().getInstance().getDefaultJsonParser('error', 'error');
+  app.useBodyParser<Server>('application/json', {}, (request, body, done) => {
+    if (body.length === 0) return done(null, undefined);
+    json(request, body.toString('utf8'), done);
+  });
   // Any origin, as the data plane allows: callers authenticate with a Bearer token or a key in a header, never a cookie.
   app.enableCors({
     origin: '*',

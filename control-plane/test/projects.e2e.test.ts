@@ -169,6 +169,26 @@ describe('reading projects', () => {
   });
 });
 
+describe('request bodies', () => {
+  it('takes a JSON content type over no body as no body, as fetch wrappers send it on a POST without one; a route that needs a body still refuses it', async () => {
+    const json = { 'content-type': 'application/json' };
+    const ping = await call('POST', `/api/projects/${project.id}/ping`, { headers: { ...bearer(ada.token), ...json }, raw: '' });
+    expect(ping.status).toBe(200);
+    expect(ping.body.operation).toMatchObject({ status: 'succeeded' });
+    const create = await call('POST', '/api/projects', { headers: { ...bearer(ada.token), ...json }, raw: '' });
+    expect([create.status, create.body.code]).toEqual([400, 'invalid_request']);
+    const broken = await call('POST', '/api/projects', { headers: { ...bearer(ada.token), ...json }, raw: '{"name":' });
+    expect([broken.status, broken.body.code]).toEqual([400, 'invalid_json']);
+  });
+
+  it('reads JSON only: a form body is 415 unsupported_media_type, and nothing is recorded', async () => {
+    const before = await projectEventTypes(project.id);
+    const form = await call('POST', `/api/projects/${project.id}/keys/rotate`, { headers: { ...bearer(ada.token), 'content-type': 'application/x-www-form-urlencoded' }, raw: 'kind=anon' });
+    expect([form.status, form.body.code]).toEqual([415, 'unsupported_media_type']);
+    expect(await projectEventTypes(project.id)).toEqual(before);
+  });
+});
+
 describe('keys', () => {
   it('rotates a key as an event; the management API refuses the old one at once', async () => {
     const before = await call('GET', `/api/projects/${bobsProject.id}/keys`, { headers: bearer(bob.token) });
