@@ -3,6 +3,7 @@
  * state by the control plane's pure decider into events.
  */
 import type { StoredAuthSettings } from './auth';
+import type { RestSettings } from './rest-settings';
 import type { BucketSpec, ColumnChange, ColumnSpec, ForeignKeySpec, KeyKind, SigningKey, StoredKey, TableAccess } from './events';
 
 interface Command<T extends string, D> {
@@ -24,7 +25,10 @@ export type PingProject = Command<'PingProject', { projectId: string }>;
 /** Auth settings: only what the operator sent, already validated (the SMTP URL sealed). */
 export type UpdateAuthSettings = Command<'UpdateAuthSettings', { projectId: string; changes: Partial<StoredAuthSettings> }>;
 
-export type ProjectCommand = CreateProject | DeleteProject | RotateApiKey | PingProject | UpdateAuthSettings;
+/** Data API settings: only what the operator sent, already validated. */
+export type UpdateRestSettings = Command<'UpdateRestSettings', { projectId: string; changes: Partial<RestSettings> }>;
+
+export type ProjectCommand = CreateProject | DeleteProject | RotateApiKey | PingProject | UpdateAuthSettings | UpdateRestSettings;
 
 /** Schema commands: decided against the tenant's live catalog, applied by the project's workflow. */
 export type CreateTable = Command<'CreateTable', { projectId: string; name: string; columns: ColumnSpec[]; access: TableAccess }>;

@@ -5,6 +5,7 @@
  */
 
 import type { StoredAuthSettings } from './auth';
+import type { RestSettings } from './rest-settings';
 
 export type KeyKind = 'anon' | 'service';
 
@@ -62,6 +63,13 @@ export type ProjectPingFailed = Event<'ProjectPingFailed', { projectId: string; 
  * setting that changed (folded over DEFAULT_AUTH_SETTINGS by every reader).
  */
 export type AuthSettingsUpdated = Event<'AuthSettingsUpdated', { projectId: string; changes: Partial<StoredAuthSettings> }>;
+
+/**
+ * The project's data API settings changed (which schemas `/rest/v1` serves):
+ * `changes` holds the new value of each setting that changed (folded over
+ * DEFAULT_REST_SETTINGS by every reader).
+ */
+export type RestSettingsUpdated = Event<'RestSettingsUpdated', { projectId: string; changes: Partial<RestSettings> }>;
 
 /** A column as a command declares it (API.md → Tables). */
 export interface ColumnSpec {
@@ -163,6 +171,7 @@ export type ProjectEvent =
   | ProjectPingApplied
   | ProjectPingFailed
   | AuthSettingsUpdated
+  | RestSettingsUpdated
   | SchemaEvent
   | BucketEvent;
 
@@ -182,6 +191,7 @@ export const EVENT_SCHEMA_VERSIONS: Record<ProjectEventType, number> = {
   ProjectPingApplied: 1,
   ProjectPingFailed: 1,
   AuthSettingsUpdated: 1,
+  RestSettingsUpdated: 1,
   TableCreated: 1,
   TableDropped: 1,
   ColumnAdded: 1,

@@ -20,3 +20,4 @@ export * from './rows';
 export * from './sql';
 export * from './sql-text';
 export * from './storage';
+export * from './rest-settings';

@@ -6,6 +6,7 @@
 import {
   ApiError,
   DEFAULT_AUTH_SETTINGS,
+  DEFAULT_REST_SETTINGS,
   notFound,
   projectUnavailable,
   tenantDatabaseName,
@@ -13,6 +14,7 @@ import {
   type ProjectCommand,
   type ProjectEvent,
   type ProjectStatus,
+  type RestSettings,
   type StoredAuthSettings,
 } from '@baseplane/contracts';
 
@@ -21,9 +23,15 @@ export interface ProjectState {
   name: string | null;
   teamId: string | null;
   authSettings: StoredAuthSettings;
+  restSettings: RestSettings;
 }
 
-export const initialState = (): ProjectState => ({ status: 'none', name: null, teamId: null, authSettings: DEFAULT_AUTH_SETTINGS });
+export const initialState = (): ProjectState => ({ status: 'none', name: null, teamId: null, authSettings: DEFAULT_AUTH_SETTINGS, restSettings: DEFAULT_REST_SETTINGS });
+
+/** The settings of `changes` whose value differs from what `current` holds: sending the current values again records nothing. */
+function changed<S extends object>(current: S, changes: Partial<S>): Partial<S> {
+  return Object.fromEntries(Object.entries(changes).filter(([name, value]) => JSON.stringify(current[name as keyof S]) !== JSON.stringify(value))) as Partial<S>;
+}
 
 /** Events a command produces (type and data; the handler adds metadata). */
 export type Decision = ProjectEvent[];
@@ -63,11 +71,13 @@ export function decide(command: ProjectCommand, state: ProjectState): Decision {
       return [{ type: 'ProjectPinged', data: { projectId: command.data.projectId } }];
     case 'UpdateAuthSettings': {
       requireLive(state);
-      // Only what differs is recorded; sending the current values again records nothing.
-      const changes = Object.fromEntries(
-        Object.entries(command.data.changes).filter(([name, value]) => JSON.stringify(state.authSettings[name as keyof StoredAuthSettings]) !== JSON.stringify(value)),
-      ) as Partial<StoredAuthSettings>;
+      const changes = changed(state.authSettings, command.data.changes);
       return Object.keys(changes).length === 0 ? [] : [{ type: 'AuthSettingsUpdated', data: { projectId: command.data.projectId, changes } }];
+    }
+    case 'UpdateRestSettings': {
+      requireLive(state);
+      const changes = changed(state.restSettings, command.data.changes);
+      return Object.keys(changes).length === 0 ? [] : [{ type: 'RestSettingsUpdated', data: { projectId: command.data.projectId, changes } }];
     }
   }
 }
@@ -88,6 +98,8 @@ export function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
       return { ...state, status: 'failed' };
     case 'AuthSettingsUpdated':
       return { ...state, authSettings: { ...state.authSettings, ...event.data.changes } };
+    case 'RestSettingsUpdated':
+      return { ...state, restSettings: { ...state.restSettings, ...event.data.changes } };
     case 'ApiKeyRotated':
     case 'SigningKeyIssued':
     case 'ProjectPinged':
