@@ -28,6 +28,7 @@ import { sqlConsoleProvider } from './sql/sql-console';
 import { DevInboxController } from './dev-inbox/dev-inbox.controller';
 import { AuthSettingsController } from './auth-admin/auth-settings.controller';
 import { UsersController } from './auth-admin/users.controller';
+import { RestSettingsController } from './rest-admin/rest-settings.controller';
 import { BucketsController } from './storage/buckets.controller';
 import { ExecuteBucketCommandHandler } from './storage/bucket-command';
 
@@ -62,7 +63,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [CqrsModule.forRoot()],
-      controllers: [HealthController, AccountsController, ProjectsController, TablesController, RowsController, SqlController, DevInboxController, AuthSettingsController, UsersController, BucketsController],
+      controllers: [HealthController, AccountsController, ProjectsController, TablesController, RowsController, SqlController, DevInboxController, AuthSettingsController, UsersController, RestSettingsController, BucketsController],
       providers: [
         { provide: CONFIG, useValue: deps.config },
         { provide: PG_POOL, useValue: deps.db },

@@ -24,6 +24,7 @@ const COMMAND_OF: Partial<Record<ProjectEvent['type'], string>> = {
   BucketUpdated: 'UpdateBucket',
   BucketDeletionRequested: 'DeleteBucket',
   AuthSettingsUpdated: 'UpdateAuthSettings',
+  RestSettingsUpdated: 'UpdateRestSettings',
 };
 
 export async function projectProjectEvent(event: RecordedEvent<ProjectEvent>, tx: PoolClient): Promise<void> {
@@ -71,6 +72,12 @@ export async function projectProjectEvent(event: RecordedEvent<ProjectEvent>, tx
     case 'AuthSettingsUpdated':
       await tx.query(
         'update projects set auth_settings = auth_settings || $2::jsonb, version = $3, updated_at = $4 where id = $1',
+        [projectId, JSON.stringify(event.data.changes), event.version, at],
+      );
+      break;
+    case 'RestSettingsUpdated':
+      await tx.query(
+        'update projects set rest_settings = rest_settings || $2::jsonb, version = $3, updated_at = $4 where id = $1',
         [projectId, JSON.stringify(event.data.changes), event.version, at],
       );
       break;
