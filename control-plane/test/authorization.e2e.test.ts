@@ -64,6 +64,8 @@ const PROJECT_ROUTES: ProjectRoute[] = [
   { method: 'POST', label: '/api/projects/:id/tables/notes/rows', path: () => `${base()}/tables/notes/rows`, body: { data: { body: 'intruder' } } },
   { method: 'GET', label: '/api/projects/:id/auth/settings', path: () => `${base()}/auth/settings` },
   { method: 'PATCH', label: '/api/projects/:id/auth/settings', path: () => `${base()}/auth/settings`, body: { allowSignups: false }, write: true },
+  { method: 'GET', label: '/api/projects/:id/rest/settings', path: () => `${base()}/rest/settings` },
+  { method: 'PATCH', label: '/api/projects/:id/rest/settings', path: () => `${base()}/rest/settings`, body: { exposedSchemas: ['public', 'api'] }, write: true },
   { method: 'GET', label: '/api/projects/:id/auth/users', path: () => `${base()}/auth/users` },
   { method: 'POST', label: '/api/projects/:id/auth/users', path: () => `${base()}/auth/users`, body: { email: 'intruder@example.com' } },
   { method: 'GET', label: '/api/projects/:id/storage/buckets', path: () => `${base()}/storage/buckets` },
@@ -146,7 +148,7 @@ describe('operator-only routes refuse project keys and end-user tokens', () => {
 
 describe('a teammate of any role', () => {
   it('reads every part of the team’s project', async () => {
-    for (const suffix of ['', '/keys', '/events', '/operations', '/tables', '/tables/notes/rows', '/auth/settings', '/auth/users', '/storage/buckets', '/storage/buckets/files/objects']) {
+    for (const suffix of ['', '/keys', '/events', '/operations', '/tables', '/tables/notes/rows', '/auth/settings', '/auth/users', '/rest/settings', '/storage/buckets', '/storage/buckets/files/objects']) {
       const answer = await call('GET', `${base()}${suffix}`, { headers: bearer(teammate.token) });
       expect(answer.status, `${suffix}: ${answer.text}`).toBe(200);
     }

@@ -213,6 +213,17 @@ const ROUTES: Route[] = [
   },
   // The SMTP server alone, its URL holding a password in each way a URL can: no answer may show it.
   { method: 'PATCH', path: `${P}/auth/settings`, mutates: true, body: object({ smtp: field(fc.oneof({ weight: 6, arbitrary: object({ url: one(...SMTP_URLS), from: one('a@example.com') }) }, { weight: 1, arbitrary: fc.constant(null) })) }) },
+  // Data API settings: names PostgreSQL takes, the platform's own schemas, names no identifier is, too many.
+  { method: 'GET', path: `${P}/rest/settings` },
+  {
+    method: 'PATCH', path: `${P}/rest/settings`, mutates: true,
+    body: object({
+      exposedSchemas: field(fc.oneof(
+        { weight: 8, arbitrary: fc.array(field(one('public', 'api', 'Public', 'x'.repeat(63), 'auth', 'storage', 'baseplane_meta', 'information_schema', 'pg_catalog', 'PG_TEMP', 'my-api', 'a b', 'a"b', '', 'x'.repeat(64))), { maxLength: 3 }) },
+        { weight: 1, arbitrary: fc.constant(Array.from({ length: 17 }, (_, i) => `s${i}`)) },
+      )),
+    }),
+  },
   { method: 'GET', path: `${P}/auth/users`, query: { search: query(one('a', '%', '_', "'", 'example.com')), limit: query(numberText), offset: query(numberText) } },
   { method: 'POST', path: `${P}/auth/users`, body: object({ email: field(email), password: field(one('correct horse battery', 'short', '')), emailVerified: field(fc.boolean()), firstName: field(one('Ann', 'x'.repeat(300))), lastName: field(one('Lee')), username: field(one('ann', 'x'.repeat(300))) }), mutates: true },
   { method: 'PATCH', path: `${P}/auth/users/{user}`, params: { user: fc.oneof(fc.constant('<user>'), uuidLike, oddString) }, body: object({ email: field(email), password: field(one('short', 'another horse battery')), emailVerified: field(fc.boolean()), firstName: field(one('Ann', null)), lastName: field(one('Lee', null)), username: field(one('ann', null)) }), mutates: true },
@@ -416,6 +427,7 @@ async function stateOf(): Promise<string> {
     get(`${base}/storage/buckets`),
     get(`${base}/storage/buckets/files/objects`, { apikey: project.serviceKey }),
     get(`${base}/auth/settings`),
+    get(`${base}/rest/settings`),
     get(`${base}/auth/users?limit=1000`),
     get(`${base}/tables/items/rows?limit=1000&order=id`),
     get(`${base}/tables/parents/rows?limit=1000&order=id`),

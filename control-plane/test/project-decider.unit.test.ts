@@ -106,4 +106,23 @@ describe('project decider', () => {
     expect([created, provisioned, updated].reduce(evolve, initialState()).authSettings).toMatchObject({ otpTtl: 300, accessTokenTtl: 3600 });
     given().when(update({ otpTtl: 300 })).thenFails(404, 'not_found');
   });
+
+  it('records only the rest settings that change, and folds them', () => {
+    const update = (changes: object): ProjectCommand => ({ type: 'UpdateRestSettings', data: { projectId, changes } });
+    given(created, provisioned)
+      .when(update({ exposedSchemas: ['public', 'api'] }))
+      .then([{ type: 'RestSettingsUpdated', data: { projectId, changes: { exposedSchemas: ['public', 'api'] } } }]);
+    given(created, provisioned).when(update({ exposedSchemas: ['public'] })).then([]);
+    const updated: ProjectEvent = { type: 'RestSettingsUpdated', data: { projectId, changes: { exposedSchemas: ['public', 'api'] } } };
+    given(created, provisioned, updated).when(update({ exposedSchemas: ['public', 'api'] })).then([]);
+    // The order is part of the value: the first schema is the default.
+    given(created, provisioned, updated)
+      .when(update({ exposedSchemas: ['api', 'public'] }))
+      .then([{ type: 'RestSettingsUpdated', data: { projectId, changes: { exposedSchemas: ['api', 'public'] } } }]);
+    expect(initialState().restSettings).toEqual({ exposedSchemas: ['public'] });
+    expect([created, provisioned, updated].reduce(evolve, initialState()).restSettings).toEqual({ exposedSchemas: ['public', 'api'] });
+    given(created, provisioned, deletionRequested).when(update({ exposedSchemas: ['api'] })).thenFails(503, 'project_unavailable');
+    given(created, provisioned, deletionRequested, deleted).when(update({ exposedSchemas: ['api'] })).thenFails(404, 'not_found');
+    given().when(update({ exposedSchemas: ['api'] })).thenFails(404, 'not_found');
+  });
 });

@@ -248,6 +248,7 @@ describe('deleting a project', () => {
       const commands: Array<[string, string, unknown]> = [
         ['POST', `${base}/keys/rotate`, { kind: 'anon' }],
         ['PATCH', `${base}/auth/settings`, { otpTtl: 300 }],
+        ['PATCH', `${base}/rest/settings`, { exposedSchemas: ['public', 'api'] }],
         ['POST', `${base}/ping`, undefined],
         ['POST', `${base}/tables`, { name: 'more', columns: [{ name: 'body', type: 'text' }] }],
         ['POST', `${base}/tables/notes/columns`, { name: 'other', type: 'text' }],

@@ -19,6 +19,7 @@ const GETS = [
   '/tables/notes/rows',
   '/auth/settings',
   '/auth/users',
+  '/rest/settings',
   '/storage/buckets',
 ];
 

@@ -374,6 +374,9 @@ const ROUTES: Route[] = [
   // Auth settings and users.
   { method: 'GET', path: `${P}/auth/settings`, auth: op },
   { method: 'PATCH', path: `${P}/auth/settings`, auth: op, body: () => ({ allowSignups: true, otpTtl: 600 }) },
+  // Data API settings.
+  { method: 'GET', path: `${P}/rest/settings`, auth: op },
+  { method: 'PATCH', path: `${P}/rest/settings`, auth: op, body: () => ({ exposedSchemas: ['public', 'api'] }) },
   { method: 'GET', path: `${P}/auth/users`, auth: op, query: { search: 'a', limit: '10', offset: '0' }, scalarQuery: ['search', 'limit', 'offset'] },
   { method: 'POST', path: `${P}/auth/users`, auth: op, body: () => ({ email: 'not-an-email', password: 'correct horse battery' }) },
   { method: 'PATCH', path: `${P}/auth/users/{user}`, auth: op, body: () => ({ firstName: 'Ann' }) },
