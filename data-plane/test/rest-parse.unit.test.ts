@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_NESTING, parseFilter, parseLogic, parseOrder, parseSelect, splitJsonPath, splitTopLevel } from '../src/rest/grammar';
 import { parseAccept, parseRequest, type RawRequest } from '../src/rest/parse';
+import { profileHeader, profileOf } from '../src/rest/profile';
 
 const raw = (query: string, more: Partial<RawRequest> = {}): RawRequest => ({ method: 'GET', target: 'posts', rpc: false, query, headers: {}, ...more });
 
@@ -257,10 +258,24 @@ describe('requests', () => {
     }
   });
 
-  it('serves schema public only: another Accept-Profile or Content-Profile is 406', () => {
-    expect(parseRequest(raw('', { headers: { 'accept-profile': 'public' } })).action).toBe('read');
-    expect(() => parseRequest(raw('', { headers: { 'accept-profile': 'auth' } }))).toThrow(expect.objectContaining({ status: 406 }));
-    expect(() => parseRequest(raw('', { method: 'POST', body: '{}', headers: { 'content-profile': 'storage' } }))).toThrow(expect.objectContaining({ status: 406 }));
+  it('picks the schema as PostgREST does: Accept-Profile on a read, Content-Profile on a write, else the first exposed; one not exposed is 406', () => {
+    const exposed = ['public', 'api'];
+    expect(profileOf('GET', {}, exposed)).toBe('public');
+    expect(profileOf('GET', {}, ['api', 'public'])).toBe('api');
+    expect(profileOf('GET', { 'accept-profile': 'api' }, exposed)).toBe('api');
+    expect(profileOf('HEAD', { 'accept-profile': ' api ' }, exposed)).toBe('api');
+    // Each method reads its own header only.
+    expect(profileOf('GET', { 'content-profile': 'api' }, exposed)).toBe('public');
+    for (const method of ['POST', 'PATCH', 'PUT', 'DELETE']) {
+      expect(profileOf(method, { 'content-profile': 'api' }, exposed), method).toBe('api');
+      expect(profileOf(method, { 'accept-profile': 'api' }, exposed), method).toBe('public');
+    }
+    for (const asked of ['auth', 'storage', 'API', 'pg_catalog', 'public,api']) {
+      expect(() => profileOf('GET', { 'accept-profile': asked }, exposed), asked).toThrow(expect.objectContaining({ status: 406, code: 'invalid_schema', message: 'the schema must be one of the following: public, api' }));
+    }
+    expect(() => profileOf('POST', { 'content-profile': 'storage' }, ['public'])).toThrow(expect.objectContaining({ status: 406, code: 'invalid_schema' }));
+    expect(profileHeader('api', exposed)).toEqual({ 'content-profile': 'api' });
+    expect(profileHeader('public', ['public'])).toEqual({});
   });
 
   it('keeps the query parameters of a GET rpc for the planner to tell arguments from filters', () => {

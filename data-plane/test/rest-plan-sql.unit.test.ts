@@ -60,7 +60,7 @@ describe('plan', () => {
     expect(embed('select=reports:emp(name)')).toMatchObject({ kind: 'embed', alias: 'reports', many: true, on: [['id', 'manager_id']] });
     expect(embed('select=emp!manager_id(name)')).toMatchObject({ alias: 'emp', many: true, on: [['id', 'manager_id']] });
     expect(embed('select=manager_id(name)')).toMatchObject({ alias: 'manager_id', many: false, on: [['manager_id', 'id']] });
-    expect(statementFor(planRequest(request('GET', 'emp', 'select=reports:emp(name)'), one)).text).toContain('from public."emp" _t1 where _t1."manager_id" = _t0."id"');
+    expect(statementFor(planRequest(request('GET', 'emp', 'select=reports:emp(name)'), one)).text).toContain('from "public"."emp" _t1 where _t1."manager_id" = _t0."id"');
     const two = people([['emp_manager_id_fkey', 'manager_id'], ['emp_mentor_fkey', 'mentor_id']]);
     expect(() => embed('select=emp(name)', two)).toThrow(expect.objectContaining({ status: 300, details: ['emp_manager_id_fkey', 'emp_mentor_fkey'] }));
     expect(embed('select=emp!mentor_id(name)', two)).toMatchObject({ on: [['id', 'mentor_id']] });
@@ -92,7 +92,7 @@ describe('plan', () => {
     expect(embed('profiles', 'select=authors(id)')).toMatchObject({ kind: 'embed', many: false });
     expect(embed('authors', 'select=badges(id)')).toMatchObject({ kind: 'embed', many: false, on: [['id', 'a'], ['org', 'o']] });
     expect(embed('authors', 'select=shifts(day)')).toMatchObject({ kind: 'embed', many: true });
-    expect(statementFor(planRequest(request('GET', 'authors', 'select=profiles(bio)'), o2o)).text).toContain('select to_json(_e2) from (select _t1."bio" as "bio" from public."profiles" _t1 where _t1."author_id" = _t0."id" and true limit 1) _e2');
+    expect(statementFor(planRequest(request('GET', 'authors', 'select=profiles(bio)'), o2o)).text).toContain('select to_json(_e2) from (select _t1."bio" as "bio" from "public"."profiles" _t1 where _t1."author_id" = _t0."id" and true limit 1) _e2');
   });
 
   it('finds many-to-many through a junction table when no key links the two directly', () => {
@@ -108,7 +108,7 @@ describe('plan', () => {
       ],
     });
     const statement = statementFor(planRequest(request('GET', 'posts', 'select=id,tags(label)'), m2m));
-    expect(statement.text).toContain('from public."tags" _t1 join public."post_tags" _j3 on _j3."tag_id" = _t1."id" where _j3."post_id" = _t0."id"');
+    expect(statement.text).toContain('from "public"."tags" _t1 join "public"."post_tags" _j3 on _j3."tag_id" = _t1."id" where _j3."post_id" = _t0."id"');
   });
 
   it('orders by a column of a to-one embedding named as select= names it, and refuses one not embedded or to-many (PostgREST 11’s related order)', () => {
@@ -274,62 +274,62 @@ describe('sql', () => {
 
   it('builds embeddings as correlated subqueries and counts with the same filters', () => {
     const statement = sql('GET', 'authors', 'select=name,posts!author_id(id)&posts.title=eq.x&id=gt.1', { headers: { prefer: 'count=exact' } });
-    expect(statement.text).toContain(`(select coalesce(json_agg(_e2), '[]') from (select _t1."id" as "id" from public."posts" _t1 where _t1."author_id" = _t0."id" and _t1."title" = $1) _e2) as "posts"`);
-    expect(statement.text).toContain('(select count(*) from public."authors" _t0 where _t0."id" > $3)');
+    expect(statement.text).toContain(`(select coalesce(json_agg(_e2), '[]') from (select _t1."id" as "id" from "public"."posts" _t1 where _t1."author_id" = _t0."id" and _t1."title" = $1) _e2) as "posts"`);
+    expect(statement.text).toContain('(select count(*) from "public"."authors" _t0 where _t0."id" > $3)');
     expect(statement.values).toEqual(['x', '1', '1']);
   });
 
   it('orders by a to-one embedding’s column, read from its row with the embedding’s filters', () => {
     const ordered = sql('GET', 'posts', 'select=id,author:authors!posts_author_id_fkey(name)&author.name=neq.x&order=author(name).desc.nullslast,id');
-    expect(ordered.text).toMatch(/ order by \(select (_t\d)\."name" from public\."authors" \1 where \1\."id" = _t0\."author_id" and \1\."name" <> \$\d limit 1\) desc nulls last, _t0\."id" asc\) _s$/);
+    expect(ordered.text).toMatch(/ order by \(select (_t\d)\."name" from "public"\."authors" \1 where \1\."id" = _t0\."author_id" and \1\."name" <> \$\d limit 1\) desc nulls last, _t0\."id" asc\) _s$/);
     expect(ordered.values).toEqual(['x', 'x']);
   });
 
   it('filters by an embedding with exists over its rows and their filters, in the page and the count alike, and one level down', () => {
     const present = sql('GET', 'posts', 'select=id,author:authors!posts_author_id_fkey()&author.name=eq.Ada&author=not.is.null', { headers: { prefer: 'count=exact' } });
-    const exists = 'exists (select 1 from public."authors" _t1 where _t1."id" = _t0."author_id" and _t1."name" = $';
-    expect(present.text).toContain(`from public."posts" _t0 where ${exists}1)`);
-    expect(present.text).toContain(`(select count(*) from public."posts" _t0 where ${exists}2))`);
-    expect(sql('GET', 'posts', 'select=id,author:authors!posts_author_id_fkey()&author=is.null').text).toContain(`where not (exists (select 1 from public."authors" _t1 where _t1."id" = _t0."author_id" and true))`);
+    const exists = 'exists (select 1 from "public"."authors" _t1 where _t1."id" = _t0."author_id" and _t1."name" = $';
+    expect(present.text).toContain(`from "public"."posts" _t0 where ${exists}1)`);
+    expect(present.text).toContain(`(select count(*) from "public"."posts" _t0 where ${exists}2))`);
+    expect(sql('GET', 'posts', 'select=id,author:authors!posts_author_id_fkey()&author=is.null').text).toContain(`where not (exists (select 1 from "public"."authors" _t1 where _t1."id" = _t0."author_id" and true))`);
     const nested = sql('GET', 'authors', 'select=name,posts!author_id(id,editor:authors!editor_id(name))&posts.editor=not.is.null');
-    expect(nested.text).toMatch(/from public\."posts" _t1 where _t1\."author_id" = _t0\."id" and exists \(select 1 from public\."authors" (_t\d) where \1\."id" = _t1\."editor_id" and true\)\) _e2/);
+    expect(nested.text).toMatch(/from "public"\."posts" _t1 where _t1\."author_id" = _t0\."id" and exists \(select 1 from "public"\."authors" (_t\d) where \1\."id" = _t1\."editor_id" and true\)\) _e2/);
   });
 
   it('tests an embedding’s rows within its limit and offset, for a null filter and !inner alike, as PostgREST’s lateral subquery; a to-one answers and orders by its row within them too', () => {
     const paged = sql('GET', 'authors', 'select=name,posts!author_id(id)&posts=not.is.null&posts.limit=0&posts.offset=2', { headers: { prefer: 'count=exact' } });
-    const exists = 'exists (select 1 from public."posts" _t1 where _t1."author_id" = _t0."id" and true limit $';
-    expect(paged.text).toContain(`(select count(*) from public."authors" _t0 where ${exists}`);
-    expect(paged.text).toContain(`from public."authors" _t0 where ${exists}`);
+    const exists = 'exists (select 1 from "public"."posts" _t1 where _t1."author_id" = _t0."id" and true limit $';
+    expect(paged.text).toContain(`(select count(*) from "public"."authors" _t0 where ${exists}`);
+    expect(paged.text).toContain(`from "public"."authors" _t0 where ${exists}`);
     expect(paged.values).toEqual([0, 2, 0, 2, 0, 2]);
     const inner = sql('GET', 'posts', 'select=id,author:authors!posts_author_id_fkey!inner(name)&author.limit=0');
-    expect(inner.text).toContain(`(select to_json(_e2) from (select _t1."name" as "name" from public."authors" _t1 where _t1."id" = _t0."author_id" and true limit 0) _e2) as "author"`);
-    expect(inner.text).toContain(`where true and exists (select 1 from public."authors" _t3 where _t3."id" = _t0."author_id" and true limit $1)`);
+    expect(inner.text).toContain(`(select to_json(_e2) from (select _t1."name" as "name" from "public"."authors" _t1 where _t1."id" = _t0."author_id" and true limit 0) _e2) as "author"`);
+    expect(inner.text).toContain(`where true and exists (select 1 from "public"."authors" _t3 where _t3."id" = _t0."author_id" and true limit $1)`);
     const offset = sql('GET', 'posts', 'select=id,author:authors!posts_author_id_fkey(name)&author.offset=1&order=author(name)');
     expect(offset.text).toContain(`where _t1."id" = _t0."author_id" and true limit 1 offset $1) _e2) as "author"`);
-    expect(offset.text).toMatch(/ order by \(select (_t\d)\."name" from public\."authors" \1 where \1\."id" = _t0\."author_id" and true limit 1 offset \$2\) asc\) _s$/);
+    expect(offset.text).toMatch(/ order by \(select (_t\d)\."name" from "public"\."authors" \1 where \1\."id" = _t0\."author_id" and true limit 1 offset \$2\) asc\) _s$/);
   });
 
   it('filters an embedding’s rows by their own !inner embeddings, as the root’s are', () => {
     const inner = sql('GET', 'authors', 'select=name,posts!author_id(id,editor:authors!editor_id!inner(name))');
-    expect(inner.text).toMatch(/from public\."posts" _t1 where _t1\."author_id" = _t0\."id" and true and exists \(select 1 from public\."authors" (_t\d) where \1\."id" = _t1\."editor_id" and true\)\) _e2/);
+    expect(inner.text).toMatch(/from "public"\."posts" _t1 where _t1\."author_id" = _t0\."id" and true and exists \(select 1 from "public"\."authors" (_t\d) where \1\."id" = _t1\."editor_id" and true\)\) _e2/);
   });
 
   it('asks the planner for count=planned, with the same filters as parameters', () => {
     const statement = sql('GET', 'posts', 'title=eq.x', { headers: { prefer: 'count=planned' } });
     expect(statement.text).toContain('null::bigint as total');
-    expect(statement.estimate).toEqual({ text: 'explain (format json) select 1 from public."posts" _t0 where _t0."title" = $1', values: ['x'] });
+    expect(statement.estimate).toEqual({ text: 'explain (format json) select 1 from "public"."posts" _t0 where _t0."title" = $1', values: ['x'] });
   });
 
   it('writes with the body as one JSON parameter', () => {
     const insert = sql('POST', 'authors', 'on_conflict=id', { body: '{"id":1,"name":"a"}', headers: { prefer: 'resolution=merge-duplicates,return=representation' } });
     expect(insert.values).toEqual(['{"id":1,"name":"a"}']);
-    expect(insert.text).toContain('insert into public."authors" ("id", "name") select "id", "name" from (select * from json_populate_recordset(null::public."authors"');
+    expect(insert.text).toContain('insert into "public"."authors" ("id", "name") select "id", "name" from (select * from json_populate_recordset(null::"public"."authors"');
     expect(insert.text).toContain('on conflict ("id") do update set "name" = excluded."name"');
     const update = sql('PATCH', 'authors', 'id=eq.1', { body: '{"name":"b"}' });
-    expect(update.text).toContain('update public."authors" _t0 set "name" = _b."name" from json_populate_record(null::public."authors", $1::json) _b where _t0."id" = $2');
+    expect(update.text).toContain('update "public"."authors" _t0 set "name" = _b."name" from json_populate_record(null::"public"."authors", $1::json) _b where _t0."id" = $2');
     expect(update.text).toContain('null::text as body');
     const del = sql('DELETE', 'authors', 'id=eq.1');
-    expect(del.text).toContain('delete from public."authors" _t0 where _t0."id" = $1 returning _t0.*');
+    expect(del.text).toContain('delete from "public"."authors" _t0 where _t0."id" = $1 returning _t0.*');
   });
 
   it('writes a view’s PUT, default on_conflict and Location by the key inferred from its table, under the view’s column names', () => {
@@ -345,7 +345,7 @@ describe('sql', () => {
     });
     const on = (method: string, query: string, more: Partial<RawRequest>) => statementFor(planRequest(request(method, 'post_titles', query, more), views));
     const put = on('PUT', 'post_id=eq.1', { body: '{"post_id":1,"title":"a"}' });
-    expect(put.text).toContain('insert into public."post_titles" ("post_id", "title")');
+    expect(put.text).toContain('insert into "public"."post_titles" ("post_id", "title")');
     // PostgreSQL takes ON CONFLICT on an automatically updatable view to its table's unique index; a view's RETURNING has no xmax.
     expect(put.text).toContain(') _r where _r."post_id" = $2 on conflict ("post_id") do update set "title" = excluded."title" returning *)');
     const merge = on('POST', '', { body: '{"post_id":1,"title":"a"}', headers: { prefer: 'resolution=merge-duplicates,return=headers-only' } });
@@ -361,8 +361,8 @@ describe('sql', () => {
     // Each object's key set by position ([0, 1, 0]), looked up once per object; the body split once.
     expect(statement.values).toEqual([body, [0, 1, 0]]);
     expect(statement.text).toContain('with pgrst_body as materialized (select _e.j, _e.n from json_array_elements($1::json) with ordinality _e(j, n)), ');
-    expect(statement.text).toContain('pgrst_g0 as (insert into public."posts" ("author_id", "title") select "author_id", "title" from (select _o.* from pgrst_body _e cross join lateral json_populate_record(null::public."posts", _e.j) _o where ($2::int[])[_e.n] = 0 order by _e.n) _r returning *)');
-    expect(statement.text).toContain('pgrst_g1 as (insert into public."posts" ("title") select "title" from (select _o.* from pgrst_body _e cross join lateral json_populate_record(null::public."posts", _e.j) _o where ($2::int[])[_e.n] = 1 order by _e.n) _r returning *)');
+    expect(statement.text).toContain('pgrst_g0 as (insert into "public"."posts" ("author_id", "title") select "author_id", "title" from (select _o.* from pgrst_body _e cross join lateral json_populate_record(null::"public"."posts", _e.j) _o where ($2::int[])[_e.n] = 0 order by _e.n) _r returning *)');
+    expect(statement.text).toContain('pgrst_g1 as (insert into "public"."posts" ("title") select "title" from (select _o.* from pgrst_body _e cross join lateral json_populate_record(null::"public"."posts", _e.j) _o where ($2::int[])[_e.n] = 1 order by _e.n) _r returning *)');
   });
 
   it('writes a PUT only when the body’s key meets the filters, compared by PostgreSQL', () => {
@@ -374,7 +374,7 @@ describe('sql', () => {
 
   it('limits a PATCH or DELETE through ctid, in order', () => {
     const statement = sql('DELETE', 'posts', 'title=eq.x&order=id&limit=2');
-    expect(statement.text).toContain('delete from public."posts" _t0 where _t0."title" = $1 and _t0.ctid = any(array(select _l0.ctid from public."posts" _l0 where _l0."title" = $2 order by _l0."id" asc limit $3))');
+    expect(statement.text).toContain('delete from "public"."posts" _t0 where _t0."title" = $1 and _t0.ctid = any(array(select _l0.ctid from "public"."posts" _l0 where _l0."title" = $2 order by _l0."id" asc limit $3))');
     expect(statement.values).toEqual(['x', 'x', 2]);
   });
 
@@ -382,11 +382,11 @@ describe('sql', () => {
     const body = '{"a":9007199254740993,"b":2}';
     const post = statementFor(planRequest(parseRequest({ method: 'POST', target: 'add', rpc: true, query: '', headers: {}, body }), snapshot));
     expect(post).toEqual({
-      text: `select to_json(public."add"("a" => _a."a", "b" => _a."b"))::text as body, 1 as page_count, null::bigint as total${RESPONSE_SETTINGS} from json_to_record($1::json) as _a("a" integer, "b" integer)`,
+      text: `select to_json("public"."add"("a" => _a."a", "b" => _a."b"))::text as body, 1 as page_count, null::bigint as total${RESPONSE_SETTINGS} from json_to_record($1::json) as _a("a" integer, "b" integer)`,
       values: [body],
     });
     const get = statementFor(planRequest(parseRequest({ method: 'GET', target: 'add', rpc: true, query: 'a=1', headers: {} }), snapshot));
-    expect(get).toEqual({ text: `select to_json(public."add"("a" => $1))::text as body, 1 as page_count, null::bigint as total${RESPONSE_SETTINGS}`, values: ['1'] });
+    expect(get).toEqual({ text: `select to_json("public"."add"("a" => $1))::text as body, 1 as page_count, null::bigint as total${RESPONSE_SETTINGS}`, values: ['1'] });
   });
 
   it('reads response.status and response.headers as the last columns of every statement’s row, after what the others ran', () => {
@@ -413,7 +413,7 @@ describe('sql', () => {
     ];
     for (const statement of statements) {
       // The final select's list ends with them: its FROM, if any, follows, and no other column comes after.
-      expect(statement.text, statement.text).toMatch(new RegExp(`(as total|as inserted)${RESPONSE_SETTINGS.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}( from (\\(|json_to_record|public\\.|pgrst_source)|$)`));
+      expect(statement.text, statement.text).toMatch(new RegExp(`(as total|as inserted)${RESPONSE_SETTINGS.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}( from (\\(|json_to_record|"public"\\.|pgrst_source)|$)`));
     }
   });
 
@@ -428,13 +428,13 @@ describe('sql', () => {
     const call = (target: string, query: string, prefer = 'count=exact') => statementFor(planRequest(parseRequest({ method: 'GET', target, rpc: true, query, headers: { prefer } }), fns));
     const rows = call('by_author', 'author=1&select=id&id=gt.1&order=id&limit=2');
     expect(rows.text).toBe(
-      'with pgrst_source as (select _t0.* from public."by_author"("author" => $1) _t0 where _t0."id" > $2) ' +
+      'with pgrst_source as (select _t0.* from "public"."by_author"("author" => $1) _t0 where _t0."id" > $2) ' +
         `select coalesce(json_agg(_s), '[]')::text as body, count(*)::int as page_count, (select count(*) from pgrst_source) as total${RESPONSE_SETTINGS} ` +
         'from (select _t0."id" as "id" from pgrst_source _t0 order by _t0."id" asc limit $3) _s',
     );
     expect(rows.values).toEqual(['1', '1', 2]);
     const scalars = call('numbers', 'limit=1&offset=1');
-    expect(scalars.text.match(/public\."numbers"/g)).toHaveLength(1);
+    expect(scalars.text.match(/"public"\."numbers"/g)).toHaveLength(1);
     expect(scalars.text).toContain(`(select count(*) from pgrst_source) as total${RESPONSE_SETTINGS} from (select _s.v from pgrst_source _s limit $1 offset $2) _s`);
     expect(call('numbers', '', 'count=planned').text).toContain('null::bigint as total');
   });
@@ -494,7 +494,7 @@ describe('views and computed fields (PostgREST’s view relationships, computed 
     // Many-to-many with a view on one side: its key to the junction is the table's.
     expect(first('published_books', 'select=title,tags(label)')).toMatchObject({ many: true, through: { relation: 'books_tags', parentOn: [['id', 'book_id']] } });
     const statement = statementFor(planOf('GET', 'published_books', 'select=title,authors(name)'));
-    expect(statement.text).toContain('from public."authors" _t1 where _t1."id" = _t0."writer"');
+    expect(statement.text).toContain('from "public"."authors" _t1 where _t1."id" = _t0."writer"');
     // No key links a view to its own table, nor one key a junction to both (books ← books_tags → published_books is one key).
     expect(() => planOf('GET', 'books', 'select=published_books(title)')).toThrow(expect.objectContaining({ status: 400, code: 'unknown_relation' }));
   });
@@ -515,12 +515,12 @@ describe('views and computed fields (PostgREST’s view relationships, computed 
 
   it('reads, filters and orders a computed field as a column: the function called on the row, its values parameters', () => {
     const statement = statementFor(planOf('GET', 'authors', 'select=id,shout,loud:shout::varchar&shout=eq.ADA&or=(shout.like.*A*,id.eq.1)&order=shout.desc'));
-    const call = 'public."shout"((_t0.*)::public."authors")';
-    expect(statement.text).toContain(`select _t0."id" as "id", ${call} as "shout", ${call}::varchar as "loud" from public."authors" _t0 where (${call} = $1) and (((${call}::text like $2) or (_t0."id" = $3))) order by ${call} desc) _s`);
+    const call = '"public"."shout"((_t0.*)::"public"."authors")';
+    expect(statement.text).toContain(`select _t0."id" as "id", ${call} as "shout", ${call}::varchar as "loud" from "public"."authors" _t0 where (${call} = $1) and (((${call}::text like $2) or (_t0."id" = $3))) order by ${call} desc) _s`);
     expect(statement.values).toEqual(['ADA', '%A%', '1']);
     // A JSON path on a function returning jsonb, in an embedding.
     const nested = statementFor(planOf('GET', 'authors', 'select=books!author_id(lang:meta->>lang)&books.meta->>lang=eq.en'));
-    expect(nested.text).toContain('(public."meta"((_t1.*)::public."books") ->> $3::text) as "lang" from public."books" _t1 where _t1."author_id" = _t0."id" and (public."meta"((_t1.*)::public."books") ->> $1::text) = $2');
+    expect(nested.text).toContain('("public"."meta"((_t1.*)::"public"."books") ->> $3::text) as "lang" from "public"."books" _t1 where _t1."author_id" = _t0."id" and ("public"."meta"((_t1.*)::"public"."books") ->> $1::text) = $2');
     // Not part of *, and a column of the same name wins, as in PostgreSQL.
     expect((planOf('GET', 'authors', 'select=*') as { select: unknown[] }).select).toHaveLength(2);
     expect(statementFor(planOf('GET', 'authors', 'select=name')).text).toContain('_t0."name" as "name"');
@@ -532,10 +532,10 @@ describe('views and computed fields (PostgREST’s view relationships, computed 
 
   it('takes a computed field in a write’s filters and returned rows, from the rows as the relation’s type (an upsert’s without its own column)', () => {
     const patch = statementFor(planOf('PATCH', 'authors', 'shout=eq.ADA&select=id,shout', { body: '{"name":"b"}', headers: { prefer: 'return=representation' } }));
-    expect(patch.text).toContain('where public."shout"((_t0.*)::public."authors") = $2 returning _t0.*');
-    expect(patch.text).toContain('select _t0."id" as "id", public."shout"((_t0.*)::public."authors") as "shout" from pgrst_mutation _t0');
+    expect(patch.text).toContain('where "public"."shout"((_t0.*)::"public"."authors") = $2 returning _t0.*');
+    expect(patch.text).toContain('select _t0."id" as "id", "public"."shout"((_t0.*)::"public"."authors") as "shout" from pgrst_mutation _t0');
     const upsert = statementFor(planOf('POST', 'authors', 'select=shout', { body: '{"id":1,"name":"a"}', headers: { prefer: 'resolution=merge-duplicates,return=representation' } }));
-    expect(upsert.text).toContain('from (select public."shout"((_t0.*)::public."authors") as "shout" from (select "id", "name" from pgrst_mutation) _t0) _s');
+    expect(upsert.text).toContain('from (select "public"."shout"((_t0.*)::"public"."authors") as "shout" from (select "id", "name" from pgrst_mutation) _t0) _s');
   });
 
   it('embeds through a computed relationship: the function’s rows for the parent’s row, to-many or to-one (rows 1), before a key to a table of its name', () => {
@@ -544,9 +544,9 @@ describe('views and computed fields (PostgREST’s view relationships, computed 
     expect(toOne).toMatchObject({ relation: { name: 'authors' }, many: false, computed: { function: 'authors' } });
     expect(first('books', 'select=title,authors!books_author_id_fkey(name)')).toMatchObject({ computed: { function: 'authors' } });
     const statement = statementFor(planOf('GET', 'authors', 'select=name,books_of!inner(title)&books_of.title=eq.x&books_of.order=id'));
-    expect(statement.text).toContain(`(select coalesce(json_agg(_e2), '[]') from (select _t1."title" as "title" from public."books_of"((_t0.*)::public."authors") _t1 where true and _t1."title" = $1 order by _t1."id" asc) _e2) as "books_of"`);
-    expect(statement.text).toContain('from public."authors" _t0 where true and exists (select 1 from public."books_of"((_t0.*)::public."authors") _t3 where true and _t3."title" = $2)) _s');
-    expect(statementFor(planOf('GET', 'books', 'select=title,authors(name)&order=authors(name)')).text).toContain('order by (select _t3."name" from public."authors"((_t0.*)::public."books") _t3 where true and true limit 1) asc');
+    expect(statement.text).toContain(`(select coalesce(json_agg(_e2), '[]') from (select _t1."title" as "title" from "public"."books_of"((_t0.*)::"public"."authors") _t1 where true and _t1."title" = $1 order by _t1."id" asc) _e2) as "books_of"`);
+    expect(statement.text).toContain('from "public"."authors" _t0 where true and exists (select 1 from "public"."books_of"((_t0.*)::"public"."authors") _t3 where true and _t3."title" = $2)) _s');
+    expect(statementFor(planOf('GET', 'books', 'select=title,authors(name)&order=authors(name)')).text).toContain('order by (select _t3."name" from "public"."authors"((_t0.*)::"public"."books") _t3 where true and true limit 1) asc');
     // A computed relationship is the relation's own: from a view or another table it is unknown.
     expect(() => planOf('GET', 'published_books', 'select=books_of(title)')).toThrow(expect.objectContaining({ status: 400, code: 'unknown_relation' }));
   });
@@ -562,15 +562,15 @@ describe('views and computed fields (PostgREST’s view relationships, computed 
     ]);
     const statement = statementFor(rpc('GET', 'books_by', 'author=1&select=title,authors!inner(name)&authors.name=eq.Ada&title=neq.x&order=authors(name).desc', { headers: { prefer: 'count=exact' } }));
     expect(statement.text).toBe(
-      'with pgrst_source as (select _t0.* from public."books_by"("author" => $1) _t0 where _t0."title" <> $2 and exists (select 1 from public."authors"((_t0.*)::public."books") _t1 where true and _t1."name" = $3)) ' +
+      'with pgrst_source as (select _t0.* from "public"."books_by"("author" => $1) _t0 where _t0."title" <> $2 and exists (select 1 from "public"."authors"((_t0.*)::"public"."books") _t1 where true and _t1."name" = $3)) ' +
         `select coalesce(json_agg(_s), '[]')::text as body, count(*)::int as page_count, (select count(*) from pgrst_source) as total${RESPONSE_SETTINGS} ` +
-        'from (select _t0."title" as "title", (select to_json(_e3) from (select _t2."name" as "name" from public."authors"((_t0.*)::public."books") _t2 where true and _t2."name" = $4 limit 1) _e3) as "authors" from pgrst_source _t0 ' +
-        'order by (select _t4."name" from public."authors"((_t0.*)::public."books") _t4 where true and _t4."name" = $5 limit 1) desc) _s',
+        'from (select _t0."title" as "title", (select to_json(_e3) from (select _t2."name" as "name" from "public"."authors"((_t0.*)::"public"."books") _t2 where true and _t2."name" = $4 limit 1) _e3) as "authors" from pgrst_source _t0 ' +
+        'order by (select _t4."name" from "public"."authors"((_t0.*)::"public"."books") _t4 where true and _t4."name" = $5 limit 1) desc) _s',
     );
     expect(statement.values).toEqual(['1', 'x', 'Ada', 'Ada', 'Ada']);
     // One row of a table's type, and rows of a view's type through the keys of the table it shows.
-    expect(statementFor(rpc('POST', 'first_book', 'select=title,tags(label)', { body: '{}' })).text).toContain('from public."tags" _t1 join public."books_tags" _j3 on _j3."tag_id" = _t1."id" where _j3."book_id" = _t0."id"');
-    expect(statementFor(rpc('GET', 'published', 'select=title,authors(name)&authors=not.is.null')).text).toContain('from public."published"() _t0 where exists (select 1 from public."authors" _t1 where _t1."id" = _t0."writer" and true)');
+    expect(statementFor(rpc('POST', 'first_book', 'select=title,tags(label)', { body: '{}' })).text).toContain('from "public"."tags" _t1 join "public"."books_tags" _j3 on _j3."tag_id" = _t1."id" where _j3."book_id" = _t0."id"');
+    expect(statementFor(rpc('GET', 'published', 'select=title,authors(name)&authors=not.is.null')).text).toContain('from "public"."published"() _t0 where exists (select 1 from "public"."authors" _t1 where _t1."id" = _t0."writer" and true)');
     // Rows of no relation have no relationships, even under a table's name (PostgREST's PGRST200); an unused embedded filter is refused.
     for (const target of ['book_rows', 'books']) {
       expect(() => rpc('GET', target, 'select=id,authors(name)')).toThrow(expect.objectContaining({ status: 400, code: 'unknown_relation', message: `could not find a relationship between "${target}" and "authors"` }));

@@ -6,7 +6,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import type { Logger } from 'pino';
-import { DEFAULT_AUTH_SETTINGS, type KeyKind, type ProjectEvent, type ProjectStatus, type SigningKey, type StoredAuthSettings } from '@baseplane/contracts';
+import { DEFAULT_AUTH_SETTINGS, DEFAULT_REST_SETTINGS, type KeyKind, type ProjectEvent, type ProjectStatus, type RestSettings, type SigningKey, type StoredAuthSettings } from '@baseplane/contracts';
 
 export interface DirectoryEntry {
   projectId: string;
@@ -18,6 +18,8 @@ export interface DirectoryEntry {
   signingKeys: SigningKey[];
   /** The project's auth settings, folded from its AuthSettingsUpdated events. */
   authSettings: StoredAuthSettings;
+  /** The project's data API settings (the schemas `/rest/v1` serves), folded from its RestSettingsUpdated events. */
+  restSettings: RestSettings;
 }
 
 export interface KeyMatch {
@@ -153,6 +155,7 @@ export class ProjectDirectory {
           keyHashes: { anon: d.keys.anon.hash, service: d.keys.service.hash },
           signingKeys: [],
           authSettings: DEFAULT_AUTH_SETTINGS,
+          restSettings: DEFAULT_REST_SETTINGS,
         };
         this.projects.set(d.projectId, entry);
         this.byKeyHash.set(d.keys.anon.hash, { project: entry, kind: 'anon' });
@@ -174,6 +177,11 @@ export class ProjectDirectory {
         const project = this.projects.get(event.data.projectId);
         // A new object, never a change in place: a request holding the old settings keeps a consistent view.
         if (project) project.authSettings = { ...project.authSettings, ...event.data.changes };
+        break;
+      }
+      case 'RestSettingsUpdated': {
+        const project = this.projects.get(event.data.projectId);
+        if (project) project.restSettings = { ...project.restSettings, ...event.data.changes };
         break;
       }
       case 'ProjectProvisioned':

@@ -50,7 +50,7 @@ export function dataApiMaxRows(env: Record<string, string | undefined>): number 
 /** Builds the data API's state and subscribes it to the event stream. */
 export function createDataApi(options: DataApiOptions): DataApi {
   const pools = new DataPools(options.logins, options.room, options);
-  const schemas = new SchemaCache((projectId) => pools.loadSnapshot(projectId));
+  const schemas = new SchemaCache((projectId, schema) => pools.loadSnapshot(projectId, schema));
   const stop = options.directory.onEvent((event) => {
     switch (event.type) {
       case 'SchemaChangeApplied':

@@ -80,15 +80,18 @@ export const BEGIN_STEP: BatchStep = { name: 'bp_begin', text: 'begin', values: 
  * The setup statements, one per combination: with the request's settings
  * (the data API; storage sets role and claims only), read-only (a read;
  * allowed at any point of a transaction, unlike the reverse), with a time
- * zone (`Prefer: timezone`, the last parameter).
+ * zone (`Prefer: timezone`), with a search path (a schema other than
+ * `public`); the last two are the last parameters, in that order.
  */
 const setups: Array<{ name: string; text: string }> = [];
-function setupStatement(request: boolean, readOnly: boolean, zone: boolean): { name: string; text: string } {
-  const key = (request ? 4 : 0) + (readOnly ? 2 : 0) + (zone ? 1 : 0);
+function setupStatement(request: boolean, readOnly: boolean, zone: boolean, path: boolean): { name: string; text: string } {
+  const key = (path ? 8 : 0) + (request ? 4 : 0) + (readOnly ? 2 : 0) + (zone ? 1 : 0);
+  const zoneAt = request ? 7 : 3;
   return (setups[key] ??= {
-    name: `bp_setup${request ? '_req' : ''}${readOnly ? '_read' : ''}${zone ? '_tz' : ''}`,
+    name: `bp_setup${request ? '_req' : ''}${readOnly ? '_read' : ''}${zone ? '_tz' : ''}${path ? '_path' : ''}`,
     text: CALLER_SETUP + (request ? REQUEST_SETUP : '') + (readOnly ? ", pg_catalog.set_config('transaction_read_only', 'on', true)" : '')
-      + (zone ? `, pg_catalog.set_config('timezone', $${request ? 7 : 3}, true)` : ''),
+      + (zone ? `, pg_catalog.set_config('timezone', $${zoneAt}, true)` : '')
+      + (path ? `, pg_catalog.set_config('search_path', $${zone ? zoneAt + 1 : zoneAt}, true)` : ''),
   });
 }
 
@@ -101,20 +104,22 @@ export const wireValues = (values: readonly unknown[]) => values.map((v) => prep
 
 /**
  * The batch step that sets `caller`'s role and claims for the transaction
- * ({@link CALLER_SETUP}), the request's settings and the time zone when given.
+ * ({@link CALLER_SETUP}), the request's settings, and the time zone and
+ * search path when given.
  */
-export function callerSetupStep(caller: Caller, readOnly = false, timezone?: string, request?: RequestSettings): BatchStep {
+export function callerSetupStep(caller: Caller, readOnly = false, timezone?: string, request?: RequestSettings, searchPath?: string): BatchStep {
   const values: string[] = callerSetupValues(caller);
   if (request) values.push(request.method, request.path, request.headers, request.cookies);
   if (timezone !== undefined) values.push(timezone);
-  return { ...setupStatement(request !== undefined, readOnly, timezone !== undefined), values };
+  if (searchPath !== undefined) values.push(searchPath);
+  return { ...setupStatement(request !== undefined, readOnly, timezone !== undefined, searchPath !== undefined), values };
 }
 
 /** The batch of a request: [BEGIN,] the role, claims and request settings, the statement[, its EXPLAIN for an estimated count]. */
 function batchSteps(caller: Caller, request: RequestSettings, statement: Statement, readOnly: boolean, explicit: boolean): BatchStep[] {
   const steps: BatchStep[] = [];
   if (explicit) steps.push(BEGIN_STEP);
-  steps.push(callerSetupStep(caller, readOnly, statement.timezone, request));
+  steps.push(callerSetupStep(caller, readOnly, statement.timezone, request, statement.searchPath));
   steps.push({ name: statementName(statement.text) ?? '', text: statement.text, values: wireValues(statement.values), describe: true });
   if (statement.estimate) steps.push({ name: '', text: statement.estimate.text, values: wireValues(statement.estimate.values) });
   return steps;
@@ -280,15 +285,15 @@ export class DataPools {
     this.pipelines.retire(projectId);
   }
 
-  /** Reads the project's catalog into a schema snapshot. */
-  async loadSnapshot(projectId: string): Promise<SchemaSnapshot> {
+  /** Reads the catalog of the project's `schema` into a schema snapshot. */
+  async loadSnapshot(projectId: string, schema: string): Promise<SchemaSnapshot> {
     let result: pg.QueryResult<{ catalog: string }>;
     try {
-      result = await this.room.withRoom(() => this.pools.get(projectId).query<{ catalog: string }>(CATALOG_QUERY));
+      result = await this.room.withRoom(() => this.pools.get(projectId).query<{ catalog: string }>(CATALOG_QUERY, [schema]));
     } catch {
       throw unreachable();
     }
-    return snapshotFromCatalog(result.rows[0]!.catalog);
+    return snapshotFromCatalog(result.rows[0]!.catalog, schema);
   }
 
   /**

@@ -258,13 +258,6 @@ export function parseRequest(raw: RawRequest): ApiRequest {
     prefer: parsePrefer(header(raw, 'prefer'), raw.timeZones),
     accept: parseAccept(header(raw, 'accept')),
   };
-  // Only schema public is served; PostgREST answers another profile with 406.
-  for (const profileHeader of ['accept-profile', 'content-profile']) {
-    const profile = header(raw, profileHeader);
-    if (profile !== undefined && profile.trim() !== '' && profile.trim() !== 'public') {
-      throw new ApiError(406, 'invalid_schema', `the schema "${profile.trim()}" is not served`, null, 'only schema public is served');
-    }
-  }
   const rpcGet = action === 'rpc' && raw.method.toUpperCase() !== 'POST';
   // Filters may repeat (they AND); a parameter that takes one value may not, rather than the last one silently winning.
   const single = new Set<string>();

@@ -41,7 +41,7 @@ export interface PlannedEmbed {
   /** Many-to-many: the junction table, and the pairs linking it to the parent and to the child; `on` is then empty. */
   through?: { relation: string; parentOn: Array<[string, string]>; childOn: Array<[string, string]> };
   /**
-   * A computed relationship: the rows are those `public.<function>` returns
+   * A computed relationship: the rows are those `<schema>.<function>` returns
    * for the parent's row (of relation `argument`); `on` is then empty.
    */
   computed?: { function: string; argument: string };

@@ -11,6 +11,8 @@ import type { ColumnInfo, FunctionArg, FunctionInfo, RelationInfo, SchemaSnapsho
 import { parseFilter } from './grammar';
 
 interface PlanBase {
+  /** The schema its names are in (the snapshot's): the statement qualifies them with it. */
+  schema: string;
   media: MediaType;
   headOnly: boolean;
   count?: CountPreference;
@@ -99,12 +101,12 @@ function capped(modifiers: PlannedModifiers, maxRows: number | undefined): Plann
 
 function relationOf(snapshot: SchemaSnapshot, name: string): RelationInfo {
   const relation = snapshot.relations.get(name);
-  if (!relation) throw unknownTable(name);
+  if (!relation) throw unknownTable(name, snapshot.schema);
   return relation;
 }
 
-function base(request: ApiRequest): PlanBase {
-  const planned: PlanBase = { media: request.accept, headOnly: request.headOnly };
+function base(request: ApiRequest, snapshot: SchemaSnapshot): PlanBase {
+  const planned: PlanBase = { schema: snapshot.schema, media: request.accept, headOnly: request.headOnly };
   const { count, handling, timezone, maxAffected } = request.prefer;
   if (count) planned.count = count;
   if (handling) planned.handling = handling;
@@ -142,7 +144,7 @@ export function planRequest(request: ApiRequest, snapshot: SchemaSnapshot, limit
       const relation = relationOf(snapshot, request.target);
       const select = planSelect(snapshot, relation, request.select, request.modifiers, '');
       checkModifierPaths(request.modifiers, select);
-      const plan: ReadPlan = { kind: 'read', ...base(request), relation, select, modifiers: capped(planModifiers(relation, request.modifiers, '', select), limits.maxRows) };
+      const plan: ReadPlan = { kind: 'read', ...base(request, snapshot), relation, select, modifiers: capped(planModifiers(relation, request.modifiers, '', select), limits.maxRows) };
       if (limits.maxRows !== undefined) plan.maxRows = limits.maxRows;
       return plan;
     }
@@ -150,7 +152,7 @@ export function planRequest(request: ApiRequest, snapshot: SchemaSnapshot, limit
       const relation = relationOf(snapshot, request.target);
       const columns = bodyColumns(request, relation);
       const select = planWriteSelect(snapshot, request, relation);
-      const plan: InsertPlan = { kind: 'insert', ...base(request), relation, return: request.prefer.return, select, columns, body: request.body!.raw };
+      const plan: InsertPlan = { kind: 'insert', ...base(request, snapshot), relation, return: request.prefer.return, select, columns, body: request.body!.raw };
       const groups = request.prefer.missingDefault ? keyGroups(request.body!.value, relation, request.columns) : undefined;
       if (groups && groups.length > 1) plan.groups = groups;
       if (request.prefer.resolution) {
@@ -169,13 +171,13 @@ export function planRequest(request: ApiRequest, snapshot: SchemaSnapshot, limit
       const relation = relationOf(snapshot, request.target);
       const modifiers = planModifiers(relation, request.modifiers, '');
       if (modifiers.where.length === 0) throw filterRequired('PATCH');
-      return { kind: 'update', ...base(request), relation, return: request.prefer.return, select: planWriteSelect(snapshot, request, relation), columns: bodyColumns(request, relation), body: request.body!.raw, modifiers };
+      return { kind: 'update', ...base(request, snapshot), relation, return: request.prefer.return, select: planWriteSelect(snapshot, request, relation), columns: bodyColumns(request, relation), body: request.body!.raw, modifiers };
     }
     case 'delete': {
       const relation = relationOf(snapshot, request.target);
       const modifiers = planModifiers(relation, request.modifiers, '');
       if (modifiers.where.length === 0) throw filterRequired('DELETE');
-      return { kind: 'delete', ...base(request), relation, return: request.prefer.return, select: planWriteSelect(snapshot, request, relation), modifiers };
+      return { kind: 'delete', ...base(request, snapshot), relation, return: request.prefer.return, select: planWriteSelect(snapshot, request, relation), modifiers };
     }
     case 'rpc': {
       const plan = planRpc(request, snapshot);
@@ -237,7 +239,7 @@ function planPut(request: ApiRequest, snapshot: SchemaSnapshot): InsertPlan {
   const columns = bodyColumns(request, relation);
   return {
     kind: 'insert',
-    ...base(request),
+    ...base(request, snapshot),
     relation,
     return: request.prefer.return,
     select: planWriteSelect(snapshot, request, relation),
@@ -266,12 +268,12 @@ function planRpc(request: ApiRequest, snapshot: SchemaSnapshot): RpcPlan {
     return [...given.keys()].every((k) => names.has(k)) && candidate.args.every((a) => a.hasDefault || given.has(a.name));
   });
   const fn = matching[0];
-  if (!fn) throw unknownFunction(request.target);
+  if (!fn) throw unknownFunction(request.target, snapshot.schema);
   // Overloads the argument names cannot tell apart: PostgREST answers 300 (PGRST203) rather than pick one by catalog order.
-  if (matching.length > 1) throw ambiguousFunction(request.target, matching.map((f) => `${f.name}(${f.args.map((a) => `${a.name} => ${a.type}`).join(', ')})`));
+  if (matching.length > 1) throw ambiguousFunction(request.target, snapshot.schema, matching.map((f) => `${f.name}(${f.args.map((a) => `${a.name} => ${a.type}`).join(', ')})`));
   // CSV needs columns to name in its header line: a scalar has none, so it is refused rather than answered as JSON under text/csv.
-  if (request.accept === 'csv' && !fn.resultColumns && !fn.returnsVoid) throw csvOfScalars(fn.name);
-  const plan: RpcPlan = { kind: 'rpc', ...base(request), fn, args: [], modifiers: { where: [], order: [] } };
+  if (request.accept === 'csv' && !fn.resultColumns && !fn.returnsVoid) throw csvOfScalars(fn.name, snapshot.schema);
+  const plan: RpcPlan = { kind: 'rpc', ...base(request, snapshot), fn, args: [], modifiers: { where: [], order: [] } };
   if (request.body) {
     plan.args = fn.args.filter((a) => given.has(a.name)).map((arg) => ({ arg }));
     if (plan.args.length > 0) plan.argsJson = request.body.raw;
@@ -289,7 +291,7 @@ function planRpc(request: ApiRequest, snapshot: SchemaSnapshot): RpcPlan {
     checkModifierPaths(request.modifiers, plan.select);
     plan.modifiers = planModifiers(source, request.modifiers, '', plan.select);
   } else if (filters.length > 0) {
-    throw unknownFunction(request.target);
+    throw unknownFunction(request.target, snapshot.schema);
   } else if (fn.returnsSet) {
     // A set of scalars has no columns to filter or order by, but is paged like rows.
     const { limit, offset } = request.modifiers.get('') ?? {};

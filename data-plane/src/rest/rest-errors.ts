@@ -18,14 +18,14 @@ export class UnknownNameError extends ApiError {
   }
 }
 
-export const unknownTable = (name: string) =>
-  new UnknownNameError(404, '42P01', `relation "public.${name}" does not exist`, 'only tables and views of schema public are served');
+export const unknownTable = (name: string, schema: string) =>
+  new UnknownNameError(404, '42P01', `relation "${schema}.${name}" does not exist`, `the tables and views of schema ${schema} are served here; another exposed schema is asked for with Accept-Profile or Content-Profile`);
 export const unknownColumn = (column: string, table: string, hint: string | null = null) =>
   new UnknownNameError(400, 'unknown_column', `column "${column}" of relation "${table}" does not exist`, hint);
 export const unknownRelationship = (from: string, to: string) =>
   new UnknownNameError(400, 'unknown_relation', `could not find a relationship between "${from}" and "${to}"`, 'embedding follows foreign keys in either direction');
-export const unknownFunction = (name: string) =>
-  new UnknownNameError(404, 'not_found', `function public.${name} with these arguments not found`, 'functions of schema public are callable with named arguments');
+export const unknownFunction = (name: string, schema: string) =>
+  new UnknownNameError(404, 'not_found', `function ${schema}.${name} with these arguments not found`, `functions of schema ${schema} are callable here with named arguments`);
 
 /**
  * A related order (`order=name(col)`) naming no embedding of its level's
@@ -41,8 +41,8 @@ export const relatedOrderNotToOne = (parent: string, name: string) =>
 /** More than one relationship fits an embedding (PostgREST's PGRST201); `hint` is a `!hint` that would pick the first. */
 export const ambiguousEmbedding = (from: string, to: string, candidates: string[], hint = candidates[0] ?? 'fk') =>
   new ApiError(300, 'ambiguous_relation', `more than one relationship was found for "${from}" and "${to}"`, candidates, `name one with !<foreign key> or !<column>, e.g. ${to}!${hint}(...)`);
-export const ambiguousFunction = (name: string, candidates: string[]) =>
-  new ApiError(300, 'ambiguous_function', `could not choose the best candidate function between: ${candidates.join(', ')}`, candidates, `rename the arguments of public.${name}'s overloads so that their names tell them apart`);
+export const ambiguousFunction = (name: string, schema: string, candidates: string[]) =>
+  new ApiError(300, 'ambiguous_function', `could not choose the best candidate function between: ${candidates.join(', ')}`, candidates, `rename the arguments of ${schema}.${name}'s overloads so that their names tell them apart`);
 export const notSingleObject = (rows: number) =>
   new ApiError(406, 'not_single_object', 'JSON object requested, multiple (or no) rows returned', `the result contains ${rows} rows`);
 export const maxAffectedExceeded = (rows: number) =>
@@ -53,8 +53,8 @@ export const filterRequired = (method: string) =>
   new ApiError(400, 'filter_required', `${method} requires a filter`, null, 'add a filter such as ?id=eq.1; to touch every row use a filter that matches all');
 export const notAcceptable = (accept: string) =>
   new ApiError(406, 'not_acceptable', `none of these media types are available: ${accept}`, null, 'application/json, application/vnd.pgrst.object+json and text/csv are');
-export const csvOfScalars = (fn: string) =>
-  new ApiError(406, 'not_acceptable', `text/csv is not available for public.${fn}, which returns a scalar or a set of scalars`, null, 'ask for application/json or application/vnd.pgrst.object+json');
+export const csvOfScalars = (fn: string, schema: string) =>
+  new ApiError(406, 'not_acceptable', `text/csv is not available for ${schema}.${fn}, which returns a scalar or a set of scalars`, null, 'ask for application/json or application/vnd.pgrst.object+json');
 /** `response.status` set to what is no status (PostgREST's PGRST112, 500: the function's fault, not the caller's). */
 export const invalidResponseStatus = (value: string) =>
   new ApiError(500, 'invalid_response_status', 'response.status guc must be a valid status code', `response.status is "${value}"`, "set_config('response.status', '201', true): a status of 200 to 599");

@@ -8,8 +8,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '@baseplane/contracts';
 import { resolveApiCaller } from '../http/resolve-project';
 import type { DataApi } from './data-api';
-import type { Caller } from './execute';
 import { parseRequest } from './parse';
+import { profileHeader, profileOf } from './profile';
 import { planRequest, type Plan } from './plan';
 import { checkBeforeCommit, checkedBeforeCommit, respond } from './respond';
 import { UnknownNameError } from './rest-errors';
@@ -46,15 +46,9 @@ function apiPath(url: string, q: number, rpc: boolean): string {
   return path.slice(rpc ? path.lastIndexOf('/', path.lastIndexOf('/') - 1) : path.lastIndexOf('/'));
 }
 
-/** The caller of a data request: role from the key, claims from a verified Bearer token. */
-async function callerOf(api: DataApi, request: FastifyRequest): Promise<{ projectId: string; caller: Caller }> {
-  const { project, caller } = await resolveApiCaller(api.directory, api.tokens, request);
-  return { projectId: project.projectId, caller };
-}
-
-/** Plans against the cache; a miss reloads the snapshot once (rate-limited) before it is answered. */
-async function planWithCache(api: DataApi, projectId: string, plan: (snapshot: SchemaSnapshot) => Plan): Promise<Plan> {
-  const snapshot = await api.schemas.get(projectId);
+/** Plans against the cache's snapshot of `schema`; a miss reloads it once (rate-limited) before it is answered. */
+async function planWithCache(api: DataApi, projectId: string, schema: string, plan: (snapshot: SchemaSnapshot) => Plan): Promise<Plan> {
+  const snapshot = await api.schemas.get(projectId, schema);
   try {
     return plan(snapshot);
   } catch (error) {
@@ -65,7 +59,11 @@ async function planWithCache(api: DataApi, projectId: string, plan: (snapshot: S
 
 async function handle(api: DataApi, request: FastifyRequest, reply: FastifyReply, rpc: boolean): Promise<FastifyReply> {
   const timer = new StageTimer();
-  const { projectId, caller } = await callerOf(api, request);
+  // The caller: role from the key, claims from a verified Bearer token; then the schema asked for among those exposed.
+  const { project, caller } = await resolveApiCaller(api.directory, api.tokens, request);
+  const { projectId } = project;
+  const exposed = project.restSettings.exposedSchemas;
+  const schema = profileOf(request.method, request.headers, exposed);
   timer.mark('jwt');
   const params = request.params as { table?: string; fn?: string };
   const contentType = request.headers['content-type'];
@@ -90,7 +88,7 @@ async function handle(api: DataApi, request: FastifyRequest, reply: FastifyReply
     timeZones,
   });
   timer.mark('parse');
-  const plan = await planWithCache(api, projectId, (snapshot) => planRequest(parsed, snapshot, api.limits));
+  const plan = await planWithCache(api, projectId, schema, (snapshot) => planRequest(parsed, snapshot, api.limits));
   timer.mark('plan');
   const statement = statementFor(plan);
   timer.mark('sql');
@@ -100,7 +98,7 @@ async function handle(api: DataApi, request: FastifyRequest, reply: FastifyReply
   timer.mark('execute');
   const answer = respond(plan, row);
   timer.mark('respond');
-  void reply.status(answer.status).headers(answer.headers).header('server-timing', timer.toString());
+  void reply.status(answer.status).headers(profileHeader(schema, exposed)).headers(answer.headers).header('server-timing', timer.toString());
   return answer.body === null ? reply.send() : reply.send(answer.body);
 }
 

@@ -8,8 +8,11 @@ import type { ColumnInfo, FunctionInfo, RelationInfo, RowFunction, SchemaSnapsho
 import { snapshotOf } from './schema-model';
 import { viewColumnSources } from './view-columns';
 
+/** The schema's oid, `$1` its name: found once per read (an InitPlan); no such schema reads as an empty one. */
+const NAMESPACE = '(select n.oid from pg_namespace n where n.nspname = $1)';
+
 /**
- * Reads the catalog of `public` in one round trip; run as `authenticator`,
+ * Reads the catalog of one schema (`$1`, its name) in one round trip; run as `authenticator`,
  * which may read pg_catalog. Besides relations, keys and functions: the
  * functions taking one row of a relation (computed fields and
  * relationships), and the query trees of the views that may show a key's
@@ -35,7 +38,7 @@ select json_build_object(
                          join pg_attribute a on a.attrelid = c.oid and a.attnum = k.attnum) order by con.conname)
         from pg_constraint con where con.conrelid = c.oid and con.contype in ('p', 'u')), '[]')
     ) order by c.relname)
-    from pg_class c where c.relnamespace = 'public'::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'f')), '[]'),
+    from pg_class c where c.relnamespace = ${NAMESPACE} and c.relkind in ('r', 'p', 'v', 'm', 'f')), '[]'),
   'foreignKeys', coalesce((
     select json_agg(json_build_object(
       'name', con.conname, 'table', src.relname, 'refTable', dst.relname,
@@ -44,7 +47,7 @@ select json_build_object(
       'refColumns', (select json_agg(a.attname order by k.ord) from unnest(con.confkey) with ordinality k(attnum, ord)
                      join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.attnum)))
     from pg_constraint con join pg_class src on src.oid = con.conrelid join pg_class dst on dst.oid = con.confrelid
-    where con.contype = 'f' and src.relnamespace = 'public'::regnamespace and dst.relnamespace = 'public'::regnamespace), '[]'),
+    where con.contype = 'f' and src.relnamespace = ${NAMESPACE} and dst.relnamespace = ${NAMESPACE}), '[]'),
   'functions', coalesce((
     select json_agg(json_build_object(
       'name', p.proname, 'returnsSet', p.proretset, 'returnsVoid', p.prorettype = 'void'::regtype,
@@ -53,33 +56,33 @@ select json_build_object(
       'argTypes', array(select format_type(x, null) from unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) with ordinality u(x, n) order by n),
       'inputCount', p.pronargs, 'defaultCount', p.pronargdefaults,
       'returnsRowOf', (select rc.relname from pg_class rc
-                       where rc.oid = t.typrelid and rc.relnamespace = 'public'::regnamespace and rc.relkind in ('r', 'p', 'v', 'm', 'f')),
+                       where rc.oid = t.typrelid and rc.relnamespace = ${NAMESPACE} and rc.relkind in ('r', 'p', 'v', 'm', 'f')),
       'rowColumns', (select json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'nullable', true, 'hasDefault', false) order by a.attnum)
                      from pg_attribute a where t.typrelid <> 0 and a.attrelid = t.typrelid and a.attnum > 0 and not a.attisdropped)))
     from pg_proc p join pg_type t on t.oid = p.prorettype
-    where p.pronamespace = 'public'::regnamespace and p.prokind = 'f'), '[]'),
+    where p.pronamespace = ${NAMESPACE} and p.prokind = 'f'), '[]'),
   'rowFunctions', coalesce((
     select json_agg(json_build_object(
       'name', p.proname, 'relation', arg.relname, 'type', format_type(p.prorettype, null), 'returnsSet', p.proretset,
       'returnsRowOf', ret.relname, 'oneRow', p.proretset and p.prorows = 1, 'arguments', p.pronargs))
     from pg_proc p
     join pg_type argt on argt.oid = p.proargtypes[0]
-    join pg_class arg on arg.oid = argt.typrelid and arg.relnamespace = 'public'::regnamespace and arg.relkind in ('r', 'p', 'v', 'm', 'f')
+    join pg_class arg on arg.oid = argt.typrelid and arg.relnamespace = ${NAMESPACE} and arg.relkind in ('r', 'p', 'v', 'm', 'f')
     left join pg_type rett on rett.oid = p.prorettype
-    left join pg_class ret on ret.oid = rett.typrelid and ret.relnamespace = 'public'::regnamespace and ret.relkind in ('r', 'p', 'v', 'm', 'f')
+    left join pg_class ret on ret.oid = rett.typrelid and ret.relnamespace = ${NAMESPACE} and ret.relkind in ('r', 'p', 'v', 'm', 'f')
     -- One argument, or more whose others have defaults: what PostgreSQL's attribute notation (people.full_name) calls.
-    where p.pronamespace = 'public'::regnamespace and p.prokind = 'f' and p.pronargs >= 1 and p.pronargs - p.pronargdefaults <= 1
+    where p.pronamespace = ${NAMESPACE} and p.prokind = 'f' and p.pronargs >= 1 and p.pronargs - p.pronargdefaults <= 1
       and p.prorettype <> 'void'::regtype), '[]'),
   'views', coalesce((
-    -- Only the views that can show a key: those selecting a column in a foreign key of public (either side) or in a
+    -- Only the views that can show a key: those selecting a column in a foreign key of the schema (either side) or in a
     -- primary key, or a column of another view; the others' query trees are not read.
     with key_columns as (
-      select k.conrelid as rel, unnest(k.conkey) as col from pg_constraint k where k.contype in ('f', 'p') and k.connamespace = 'public'::regnamespace
+      select k.conrelid as rel, unnest(k.conkey) as col from pg_constraint k where k.contype in ('f', 'p') and k.connamespace = ${NAMESPACE}
       union
-      select k.confrelid, unnest(k.confkey) from pg_constraint k where k.contype = 'f' and k.connamespace = 'public'::regnamespace
+      select k.confrelid, unnest(k.confkey) from pg_constraint k where k.contype = 'f' and k.connamespace = ${NAMESPACE}
     ), views as (
       select c.oid, r.oid as rule from pg_class c join pg_rewrite r on r.ev_class = c.oid and r.rulename = '_RETURN'
-      where c.relnamespace = 'public'::regnamespace and c.relkind in ('v', 'm')
+      where c.relnamespace = ${NAMESPACE} and c.relkind in ('v', 'm')
     )
     select json_agg(json_build_object('oid', v.oid::int8, 'definition', r.ev_action::text))
     from views v join pg_rewrite r on r.oid = v.rule
@@ -137,8 +140,8 @@ function functionOf(raw: RawFunction): FunctionInfo | undefined {
 
 type RawColumn = ColumnInfo & { attnum?: number };
 
-/** Parses the catalog query's one value into a snapshot. */
-export function snapshotFromCatalog(catalogJson: string): SchemaSnapshot {
+/** Parses the catalog query's one value, read for `schema`, into a snapshot. */
+export function snapshotFromCatalog(catalogJson: string, schema = 'public'): SchemaSnapshot {
   const raw = JSON.parse(catalogJson) as {
     relations: Array<{ name: string; oid?: number; kind: 'table' | 'view'; relkind: RelationInfo['relkind']; comment: string | null; columns: RawColumn[]; primaryKey: string[]; uniqueKeys: string[][] }>;
     foreignKeys: Array<{ name: string; table: string; refTable: string; columns: string[]; refColumns: string[] }>;
@@ -154,6 +157,7 @@ export function snapshotFromCatalog(catalogJson: string): SchemaSnapshot {
     columns: new Map(r.columns.filter((c) => c.attnum !== undefined).map((c) => [c.attnum!, c.name])),
   })));
   return snapshotOf({
+    schema,
     // The attribute numbers only serve to follow views; a column is known by its name.
     relations: raw.relations.map(({ oid: _oid, columns, ...relation }) => ({ ...relation, columns: columns.map(({ attnum: _attnum, ...column }) => column) })),
     foreignKeys: raw.foreignKeys,
@@ -166,50 +170,51 @@ export function snapshotFromCatalog(catalogJson: string): SchemaSnapshot {
 /** Minimum age of a snapshot before a miss may reload it: at most one reload per project per this interval. */
 const RELOAD_ON_MISS_MS = 100;
 
-/** Snapshots per project, loaded once and shared by concurrent requests. */
+/** Snapshots per project and schema, loaded once and shared by concurrent requests. */
 export class SchemaCache {
-  private readonly entries = new Map<string, { snapshot: Promise<SchemaSnapshot>; generation: number }>();
+  private readonly entries = new Map<string, Map<string, { snapshot: Promise<SchemaSnapshot>; generation: number }>>();
   private generation = 0;
 
-  constructor(private readonly load: (projectId: string) => Promise<SchemaSnapshot>) {}
+  constructor(private readonly load: (projectId: string, schema: string) => Promise<SchemaSnapshot>) {}
 
-  /** The project's snapshot, loading it when absent. */
-  get(projectId: string): Promise<SchemaSnapshot> {
-    const entry = this.entries.get(projectId);
+  /** The snapshot of the project's `schema`, loading it when absent. */
+  get(projectId: string, schema = 'public'): Promise<SchemaSnapshot> {
+    let schemas = this.entries.get(projectId);
+    const entry = schemas?.get(schema);
     if (entry) return entry.snapshot;
+    if (!schemas) this.entries.set(projectId, (schemas = new Map()));
     const generation = ++this.generation;
-    const snapshot = this.load(projectId);
-    this.entries.set(projectId, { snapshot, generation });
+    const snapshot = this.load(projectId, schema);
+    schemas.set(schema, { snapshot, generation });
     // A failed load is not cached: the next request tries again.
     snapshot.catch(() => {
-      if (this.entries.get(projectId)?.generation === generation) this.entries.delete(projectId);
+      if (this.entries.get(projectId)?.get(schema)?.generation === generation) this.entries.get(projectId)!.delete(schema);
     });
     return snapshot;
   }
 
-  /** Drops the project's snapshot (a schema event, a deleted project). */
+  /** Drops the snapshots of every schema of the project (a schema event, a deleted project). */
   invalidate(projectId: string): void {
     this.entries.delete(projectId);
   }
 
   /**
-   * After a miss: a snapshot newer than the one used, reloading it when
-   * needed. A snapshot younger than {@link RELOAD_ON_MISS_MS} is reloaded
-   * once it is that old, so a burst of unknown names costs one catalog read
-   * per interval, while a name created just after the last load is still found.
+   * After a miss: a snapshot of the same schema newer than the one used,
+   * reloading it when needed. A snapshot younger than {@link RELOAD_ON_MISS_MS}
+   * is reloaded once it is that old, so a burst of unknown names costs one
+   * catalog read per interval, while a name created just after the last load is still found.
    */
   async reloadAfterMiss(projectId: string, used: SchemaSnapshot): Promise<SchemaSnapshot> {
     const age = Date.now() - used.loadedAt;
     if (age < RELOAD_ON_MISS_MS) await new Promise((resolve) => setTimeout(resolve, RELOAD_ON_MISS_MS - age));
-    const current = await this.get(projectId);
+    const current = await this.get(projectId, used.schema);
     if (current !== used) return current;
-    if (this.entries.get(projectId)?.snapshot !== undefined) {
-      const entry = this.entries.get(projectId)!;
-      if ((await entry.snapshot) === used) this.invalidate(projectId);
-    }
-    return this.get(projectId);
+    const entry = this.entries.get(projectId)?.get(used.schema);
+    if (entry && (await entry.snapshot) === used && this.entries.get(projectId)?.get(used.schema) === entry) this.entries.get(projectId)!.delete(used.schema);
+    return this.get(projectId, used.schema);
   }
 
+  /** How many projects have a snapshot. */
   get size(): number {
     return this.entries.size;
   }

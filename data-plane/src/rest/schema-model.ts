@@ -1,7 +1,8 @@
 /**
- * What the data API knows of a project's database: the relations of schema
- * `public` with their columns, keys and foreign keys, and its functions. The
- * planner reads only this (never the catalog), so it stays pure.
+ * What the data API knows of one schema of a project's database (`public`,
+ * or another the project exposes): its relations with their columns, keys
+ * and foreign keys, and its functions. The planner reads only this (never
+ * the catalog), so it stays pure.
  */
 
 /** A column of a table or view. */
@@ -13,14 +14,14 @@ export interface ColumnInfo {
   hasDefault: boolean;
   /**
    * A computed field (PostgREST's computed columns): not stored, but the value
-   * of the function `public.<name>` applied to the row of this relation. Read,
+   * of the function `<schema>.<name>` applied to the row of this relation. Read,
    * filtered and ordered as a column; never written, nor part of `*`.
    */
   computedOf?: string;
 }
 
 /**
- * A computed relationship (PostgREST's): a function of schema public taking
+ * A computed relationship (PostgREST's): a function of the schema taking
  * a row of one relation and returning a row, or rows, of another (`returns
  * setof books`, to-one when it returns one row or is declared `rows 1`),
  * embedded under its own name as a foreign key would be.
@@ -34,7 +35,7 @@ export interface ComputedRelationship {
   toOne: boolean;
 }
 
-/** A table or view of schema `public`. */
+/** A table or view of the schema. */
 export interface RelationInfo {
   name: string;
   kind: 'table' | 'view';
@@ -56,7 +57,7 @@ export interface RelationInfo {
    */
   uniqueKeys: string[][];
   comment: string | null;
-  /** Its computed fields by name: functions of schema public taking its row and returning one value. */
+  /** Its computed fields by name: functions of the schema taking its row and returning one value. */
   computedFields: Map<string, ColumnInfo>;
   /** Its computed relationships by function name. */
   computedRelationships: Map<string, ComputedRelationship>;
@@ -99,7 +100,7 @@ export interface FunctionArg {
   hasDefault: boolean;
 }
 
-/** A function of schema `public`. */
+/** A function of the schema. */
 export interface FunctionInfo {
   name: string;
   args: FunctionArg[];
@@ -112,7 +113,7 @@ export interface FunctionInfo {
   /** Columns of the result rows, when it returns rows of a known shape (a table's rows or `returns table`). */
   resultColumns?: ColumnInfo[];
   /**
-   * The relation of schema public whose row type it returns (`returns setof
+   * The relation of the schema whose row type it returns (`returns setof
    * posts`, `returns posts`, a view's type too): its rows are that relation's,
    * with its keys, computed fields and computed relationships, as PostgREST
    * takes them. `returns table (…)` and `setof record` have none.
@@ -122,6 +123,8 @@ export interface FunctionInfo {
 
 /** One project's schema as the data API serves it. */
 export interface SchemaSnapshot {
+  /** The schema it describes: `public`, or another the project exposes (its statements' names are qualified with it). */
+  schema: string;
   relations: Map<string, RelationInfo>;
   foreignKeys: ForeignKeyInfo[];
   /** By name; overloads side by side. */
@@ -154,6 +157,8 @@ export interface RowFunction {
  * showing a table's primary key has it (see {@link viewPrimaryKeys}).
  */
 export function snapshotOf(input: {
+  /** `public` when not said. */
+  schema?: string;
   relations: Array<Omit<RelationInfo, 'columnsByName' | 'uniqueKeys' | 'relkind' | 'computedFields' | 'computedRelationships'> & { uniqueKeys?: string[][]; relkind?: RelationInfo['relkind'] }>;
   foreignKeys?: ForeignKeyInfo[];
   functions?: FunctionInfo[];
@@ -187,7 +192,7 @@ export function snapshotOf(input: {
   for (const fn of input.functions ?? []) functions.set(fn.name, [...(functions.get(fn.name) ?? []), fn]);
   const foreignKeys = input.foreignKeys ?? [];
   const inferred = showings ? viewForeignKeys(foreignKeys, showings, relations) : [];
-  return { relations, foreignKeys: inferred.length > 0 ? [...foreignKeys, ...inferred] : foreignKeys, functions, loadedAt: Date.now() };
+  return { schema: input.schema ?? 'public', relations, foreignKeys: inferred.length > 0 ? [...foreignKeys, ...inferred] : foreignKeys, functions, loadedAt: Date.now() };
 }
 
 /** Which views show which table columns: view → table → table column → the view's columns showing it, in the view's order. */

@@ -11,11 +11,13 @@ import type { ColumnInfo } from './schema-model';
 
 /** A name from the catalog, double-quoted for PostgreSQL (contracts' ident, re-exported for the builder's modules). */
 export { ident };
-export const qualified = (name: string) => `public.${ident(name)}`;
+/** `"schema"."name"`: every name a statement reads or calls is qualified, so nothing on the search path (pg_catalog first) takes its place. */
+export const qualified = (schema: string, name: string) => `${ident(schema)}.${ident(name)}`;
 
-/** The statement's parameters, numbered as they are added. */
+/** The statement's parameters, numbered as they are added, and the schema its names are in. */
 export class Params {
   readonly values: unknown[] = [];
+  constructor(readonly schema: string) {}
   add(value: unknown): string {
     this.values.push(value);
     return `$${this.values.length}`;
@@ -40,7 +42,7 @@ const TSQUERY = { fts: 'to_tsquery', plfts: 'plainto_tsquery', phfts: 'phraseto_
  * `(t.*)`, never the bare alias, which a column of that name would take
  * over; cast, since over a write's returned rows (a CTE) it is a record.
  */
-export const rowOf = (table: string, relation: string) => `(${table}.*)::${qualified(relation)}`;
+const rowOf = (table: string, relation: string, params: Params) => `(${table}.*)::${qualified(params.schema, relation)}`;
 
 /**
  * `table."col"`, or a computed field's call on the row, followed by its JSON
@@ -51,7 +53,7 @@ export const rowOf = (table: string, relation: string) => `(${table}.*)::${quali
  * jsonb are read as they are (their type kept, their indexes usable).
  */
 function columnSql(table: string, column: ColumnInfo, json: JsonStep[] | undefined, params: Params): string {
-  let sql = column.computedOf === undefined ? `${table}.${ident(column.name)}` : `${qualified(column.name)}(${rowOf(table, column.computedOf)})`;
+  let sql = column.computedOf === undefined ? `${table}.${ident(column.name)}` : `${qualified(params.schema, column.name)}(${rowOf(table, column.computedOf, params)})`;
   if (json && json.length > 0 && column.type !== 'json' && column.type !== 'jsonb') sql = `to_jsonb(${sql})`;
   for (const step of json ?? []) sql = `(${sql} ${step.op} ${params.add(step.key)}::${isJsonIndex(step.key) ? 'int' : 'text'})`;
   return sql;
@@ -140,7 +142,7 @@ export function orderSql(order: PlannedOrder[], table: string, params: Params, a
  */
 function relatedValueSql(order: PlannedOrder, embed: PlannedEmbed, parent: string, params: Params, aliases: Aliases): string {
   const child = aliases.take('_t');
-  const source = embedSource(embed, parent, child, aliases);
+  const source = embedSource(embed, parent, child, params, aliases);
   return `(select ${columnSql(child, order.column, order.json, params)} from ${source.from} where ${embeddedRowsWhere(embed, source.link, child, params, aliases)}${toOnePageSql(embed, params)})`;
 }
 
@@ -170,13 +172,13 @@ function joinSql(on: Array<[string, string]>, parent: string, child: string): st
  * directly, through a junction table, or, for a computed relationship, by
  * being what its function returns for the parent's row.
  */
-function embedSource(item: Extract<PlannedSelect, { kind: 'embed' }>, parent: string, child: string, aliases: Aliases): { from: string; link: string } {
-  if (item.computed) return { from: `${qualified(item.computed.function)}(${rowOf(parent, item.computed.argument)}) ${child}`, link: 'true' };
-  const from = `${qualified(item.relation.name)} ${child}`;
+function embedSource(item: Extract<PlannedSelect, { kind: 'embed' }>, parent: string, child: string, params: Params, aliases: Aliases): { from: string; link: string } {
+  if (item.computed) return { from: `${qualified(params.schema, item.computed.function)}(${rowOf(parent, item.computed.argument, params)}) ${child}`, link: 'true' };
+  const from = `${qualified(params.schema, item.relation.name)} ${child}`;
   if (!item.through) return { from, link: joinSql(item.on, parent, child) };
   const junction = aliases.take('_j');
   return {
-    from: `${from} join ${qualified(item.through.relation)} ${junction} on ${joinSql(item.through.childOn.map(([j, c]) => [c, j]), child, junction)}`,
+    from: `${from} join ${qualified(params.schema, item.through.relation)} ${junction} on ${joinSql(item.through.childOn.map(([j, c]) => [c, j]), child, junction)}`,
     link: joinSql(item.through.parentOn, parent, junction),
   };
 }
@@ -193,7 +195,7 @@ function embeddedRowsWhere(item: PlannedEmbed, link: string, child: string, para
 /** `exists (…)`: the parent row has a row of the embedding `item`, within its page (`limit=0` leaves none). */
 function existsSql(item: PlannedEmbed, parent: string, params: Params, aliases: Aliases): string {
   const child = aliases.take('_t');
-  const source = embedSource(item, parent, child, aliases);
+  const source = embedSource(item, parent, child, params, aliases);
   return `exists (select 1 from ${source.from} where ${embeddedRowsWhere(item, source.link, child, params, aliases)}${pageSql(item.modifiers, params)})`;
 }
 
@@ -205,7 +207,7 @@ export function selectListSql(items: PlannedSelect[], table: string, params: Par
       if (item.kind === 'count') return `count(*) as ${ident(item.alias)}`;
       const child = aliases.take('_t');
       const row = aliases.take('_e');
-      const source = embedSource(item, table, child, aliases);
+      const source = embedSource(item, table, child, params, aliases);
       const where = embeddedRowsWhere(item, source.link, child, params, aliases);
       const inner = `select ${selectListSql(item.select, child, params, aliases)} from ${source.from} where ${where}`;
       if (item.spread && item.many) {

@@ -22,6 +22,12 @@ export interface Statement {
   estimate?: { text: string; values: unknown[]; above?: number };
   /** `Prefer: timezone`: the transaction's `TimeZone`, set with the caller's role. */
   timezone?: string;
+  /**
+   * The transaction's `search_path` for a schema other than `public`: that
+   * schema, then `public`, as PostgREST sets it (its `db-extra-search-path`),
+   * so the schema's functions find its names unqualified.
+   */
+  searchPath?: string;
 }
 
 /** What the one row of every statement carries. */
@@ -71,10 +77,10 @@ function bodySql(shape: BodyShape, select: PlannedSelect[]): string {
 }
 
 function readSql(plan: ReadPlan): Statement {
-  const params = new Params();
+  const params = new Params(plan.schema);
   const aliases = new Aliases();
   const t = '_t0';
-  const from = `${qualified(plan.relation.name)} ${t}`;
+  const from = `${qualified(plan.schema, plan.relation.name)} ${t}`;
   const list = selectListSql(plan.select, t, params, aliases);
   /** The rows' condition (filters and inner embeddings) with its values in `into`; the page's shares its aliases. */
   const whereIn = (into: Params, named = new Aliases()) => [whereSql(plan.modifiers.where, t, into, named), ...innerJoinsSql(plan.select, t, into, named)].join(' and ');
@@ -84,7 +90,7 @@ function readSql(plan: ReadPlan): Statement {
   let estimate: Statement['estimate'];
   if (plan.count === 'planned' || plan.count === 'estimated') {
     // The planner's estimate, as PostgREST gives it: cheap on a large table, where an exact count is not.
-    const countParams = new Params();
+    const countParams = new Params(plan.schema);
     estimate = { text: `explain (format json) select 1 from ${from} where ${whereIn(countParams)}`, values: countParams.values };
     if (plan.count === 'estimated' && plan.maxRows !== undefined) {
       // As PostgREST: exact up to the row cap, counted over at most one row more; the estimate only past it.
@@ -137,7 +143,7 @@ function mutationAnswerSql(plan: InsertPlan | UpdatePlan | DeletePlan, params: P
  * for a PUT, its key filters on the body's row.
  */
 function insertOf(plan: InsertPlan, columnsToInsert: InsertPlan['columns'], rows: string, params: Params): string {
-  const table = qualified(plan.relation.name);
+  const table = qualified(plan.schema, plan.relation.name);
   const columns = columnList(columnsToInsert);
   let conflict = '';
   if (plan.onConflict) {
@@ -157,7 +163,7 @@ function insertOf(plan: InsertPlan, columnsToInsert: InsertPlan['columns'], rows
 
 /** The body's objects (one, or an array) as rows of the table. */
 function bodyRows(plan: InsertPlan, payload: string): string {
-  return `(select * from json_populate_recordset(null::${qualified(plan.relation.name)}, (select case when json_typeof(j) = 'array' then j else json_build_array(j) end from (select ${payload}::json as j) _p))) _r`;
+  return `(select * from json_populate_recordset(null::${qualified(plan.schema, plan.relation.name)}, (select case when json_typeof(j) = 'array' then j else json_build_array(j) end from (select ${payload}::json as j) _p))) _r`;
 }
 
 /**
@@ -167,11 +173,11 @@ function bodyRows(plan: InsertPlan, payload: string): string {
  * entry is the group of the n-th object, so each object's test is one lookup.
  */
 function bodyRowsOfGroup(plan: InsertPlan, groupOf: string, group: number): string {
-  return `(select _o.* from pgrst_body _e cross join lateral json_populate_record(null::${qualified(plan.relation.name)}, _e.j) _o where (${groupOf}::int[])[_e.n] = ${group} order by _e.n) _r`;
+  return `(select _o.* from pgrst_body _e cross join lateral json_populate_record(null::${qualified(plan.schema, plan.relation.name)}, _e.j) _o where (${groupOf}::int[])[_e.n] = ${group} order by _e.n) _r`;
 }
 
 function insertSql(plan: InsertPlan): Statement {
-  const params = new Params();
+  const params = new Params(plan.schema);
   if (plan.groups) {
     // Prefer: missing=default — one INSERT per set of keys, so each leaves out (defaults) what its objects lack.
     // The body is split into its elements once, and each object's group is looked up by position: an `= any(positions)`
@@ -203,9 +209,9 @@ function mutationWhereSql(plan: UpdatePlan | DeletePlan, table: string, t: strin
 }
 
 function updateSql(plan: UpdatePlan): Statement {
-  const params = new Params();
+  const params = new Params(plan.schema);
   const t = '_t0';
-  const table = qualified(plan.relation.name);
+  const table = qualified(plan.schema, plan.relation.name);
   let mutation: string;
   if (plan.columns.length === 0) {
     // Nothing to set: PostgREST answers no rows without touching the table.
@@ -219,9 +225,9 @@ function updateSql(plan: UpdatePlan): Statement {
 }
 
 function deleteSql(plan: DeletePlan): Statement {
-  const params = new Params();
+  const params = new Params(plan.schema);
   const t = '_t0';
-  const table = qualified(plan.relation.name);
+  const table = qualified(plan.schema, plan.relation.name);
   const mutation = `delete from ${table} ${t} where ${mutationWhereSql(plan, table, t, params)} returning ${t}.*`;
   return { text: `with pgrst_mutation as (${mutation}) ${mutationAnswerSql(plan, params)}`, values: params.values };
 }
@@ -234,7 +240,7 @@ function deleteSql(plan: DeletePlan): Statement {
  * are the query's texts, whose type PostgreSQL infers from the function.
  */
 function callOf(plan: RpcPlan, params: Params): { call: string; from?: string } {
-  const fn = `public.${ident(plan.fn.name)}`;
+  const fn = qualified(plan.schema, plan.fn.name);
   if (plan.argsJson === undefined) {
     return { call: `${fn}(${plan.args.map(({ arg, value }) => `${ident(arg.name)} => ${params.add(value ?? null)}`).join(', ')})` };
   }
@@ -252,7 +258,7 @@ function callOf(plan: RpcPlan, params: Params): { call: string; from?: string } 
  * twice (a volatile one would do its work twice).
  */
 function rpcSql(plan: RpcPlan): Statement {
-  const params = new Params();
+  const params = new Params(plan.schema);
   const { call, from } = callOf(plan, params);
   // The arguments' row, when there is one, comes first in FROM; the call (in FROM or in the select list) reads it.
   const fromArgs = from === undefined ? '' : ` from ${from}`;
@@ -295,6 +301,7 @@ function rpcSql(plan: RpcPlan): Statement {
 export function statementFor(plan: Plan): Statement {
   const statement = statementOf(plan);
   if (plan.timezone !== undefined) statement.timezone = plan.timezone;
+  if (plan.schema !== 'public') statement.searchPath = `${ident(plan.schema)}, public`;
   return statement;
 }
 
