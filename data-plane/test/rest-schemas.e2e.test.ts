@@ -32,7 +32,9 @@ beforeAll(async () => {
     create table api.things (id int primary key, name text);
     create table api.parts (id int primary key, thing_id int references api.things (id), label text);
     create table api.notes (id int primary key, owner uuid not null default auth.uid(), body text);
-    alter table api.notes enable row level security;
+    -- RLS is on by itself in api as in public (the console's tables get it): these policies let rows through.
+    create policy "read" on api.things for select using (true);
+    create policy "read" on api.parts for select using (true);
     create policy "own notes" on api.notes for all to authenticated using (owner = auth.uid()) with check (owner = auth.uid());
     grant select, insert, update, delete on all tables in schema api to anon, authenticated, service_role;
     insert into api.things values (1, 'api one'), (2, 'api two'), (3, 'api three');
@@ -129,6 +131,11 @@ describe('exposed', () => {
     expect([notInPublic.status, notInPublic.body.message]).toEqual([404, 'function public.hello with these arguments not found']);
   });
 
+  it('keeps RLS, which the console turned on for each table it created in the schema, as in public', async () => {
+    const { rows } = await sql(p, `select c.relname, c.relrowsecurity from pg_class c where c.relnamespace = 'api'::regnamespace and c.relkind = 'r' order by 1`);
+    expect(rows).toEqual([{ relname: 'notes', relrowsecurity: true }, { relname: 'parts', relrowsecurity: true }, { relname: 'things', relrowsecurity: true }]);
+  });
+
   it('keeps RLS: a user sees and writes only their own notes in the schema, anon none', async () => {
     const [ada, bob] = await Promise.all([signUpUser(p), signUpUser(p)]);
     const written = await call('POST', '/rest/v1/notes', { headers: { ...p.anon, ...bearer(ada.token), ...intoApi }, body: { id: 1, body: 'ada’s' } });
@@ -158,7 +165,7 @@ describe('exposed', () => {
   });
 
   it('follows the schema’s changes made through the SQL console', async () => {
-    await sql(p, `create table api.later (id int primary key); grant select on api.later to anon; insert into api.later values (7);`);
+    await sql(p, `create table api.later (id int primary key); create policy "read" on api.later for select using (true); grant select on api.later to anon; insert into api.later values (7);`);
     await expect.poll(async () => (await call('GET', '/rest/v1/later', { headers: { ...p.anon, ...api } })).body, { timeout: 10_000, interval: 100 }).toEqual([{ id: 7 }]);
   });
 

@@ -62,6 +62,8 @@ const REVISIONS: readonly Revision[] = [
   { revision: 6, sql: () => objectVersionSql() },
   // Live one-time codes are unique across purposes: a code given alone may be looked up among several.
   { revision: 7, sql: () => liveCodesUniqueSql() },
+  // A table the SQL console creates in any schema of the owner's gets RLS, as one in public does: the data API may expose it.
+  { revision: 8, sql: ({ owner }) => ddlCaptureSql(owner) },
 ];
 
 export const TENANT_SCHEMA_REVISION = REVISIONS[REVISIONS.length - 1]!.revision;

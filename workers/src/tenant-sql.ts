@@ -171,10 +171,12 @@ export function installSchemaSql(ownerRole: string): string[] {
 
 /**
  * The DDL capture's functions and event triggers (revision 1, made again by
- * revision 5). Event triggers log the DDL of the SQL console's sessions (the
+ * revisions 5 and 8). Event triggers log the DDL of the SQL console's sessions (the
  * owner's, marked `baseplane.console = on` by the console) into
  * baseplane_meta.ddl_log, whose rows the console records as a SqlDdlRecorded
- * event; a table created in public gets RLS enabled, with no policies.
+ * event; a table created in public, or in any schema of the owner's (one the
+ * data API may expose), gets RLS enabled, with no policies (not in the
+ * platform's `auth`, `storage` and `baseplane_meta`).
  * Changes the workflow applies (baseplane.source = 'workflow', from a session
  * other than the owner's) are in the history already and are left alone, as
  * is what a superuser runs (provisioning, upgrades, an operator's repair).
@@ -219,7 +221,7 @@ export function ddlCaptureSql(ownerRole: string): string[] {
              values (command.command_tag, command.object_type, command.object_identity, current_query());
            end if;
            if command.command_tag in ('CREATE TABLE', 'CREATE TABLE AS', 'SELECT INTO')
-              and command.object_type = 'table' and command.schema_name = 'public' then
+              and command.object_type = 'table' and command.schema_name not in ('auth', 'storage', 'baseplane_meta') then
              insert into baseplane_meta.rls_switching (txid, relid) values (pg_current_xact_id(), command.objid);
              execute format('alter table %s enable row level security', command.objid::regclass);
              delete from baseplane_meta.rls_switching where txid = pg_current_xact_id() and relid = command.objid;
