@@ -1,10 +1,10 @@
 /**
  * `createClient(baseUrl, anonKey, options)`: the application's client — the
- * data API (`from`, `rpc`), end-user auth (`auth`) and storage (`storage`) —
- * sharing one session, so every request carries the user's token once
- * signed in.
+ * data API (`from`, `rpc`, `schema`), end-user auth (`auth`) and storage
+ * (`storage`) — sharing one session, so every request carries the user's
+ * token once signed in.
  */
-import type { PostgrestClient } from '@supabase/postgrest-js';
+import type { PostgrestClient, PostgrestClientOptions } from '@supabase/postgrest-js';
 import { AuthClient } from './auth/auth-client.js';
 import { claimsOf, sessionAnswerProblem } from './auth/session.js';
 import { SessionKeeper } from './auth/session-keeper.js';
@@ -32,10 +32,33 @@ export interface ClientOptions {
     /** Seconds before expiry to refresh; default a minute, or a quarter of a short token lifetime. */
     refreshMargin?: number;
   };
+  db?: {
+    /**
+     * The schema `from()` and `rpc()` use, one the project exposes; sent as
+     * `Accept-Profile`/`Content-Profile`. Without it the server picks its
+     * first exposed schema (`public` unless changed).
+     */
+    schema?: string;
+  };
   /** Headers sent with every request. */
   headers?: Record<string, string>;
   /** The fetch to use; defaults to the runtime's. */
   fetch?: Fetch;
+}
+
+/** The data API of one schema: postgrest-js's client for it. */
+type SchemaData<Database, SchemaName extends string> = PostgrestClient<
+  Database,
+  Database extends { __InternalSupabase: infer I extends PostgrestClientOptions } ? I : {},
+  SchemaName & keyof Omit<Database, '__InternalSupabase'>
+>;
+
+/** `from` and `rpc` on one schema, as `client.schema(name)` answers them. */
+export interface SchemaClient<Database = any, SchemaName extends string = string & keyof Database> {
+  /** A query on a table or view of the schema: the PostgREST builder (select, insert, update, upsert, delete, filters, order, range, single…). */
+  from: SchemaData<Database, SchemaName>['from'];
+  /** Calls a SQL function of the schema (`POST /rest/v1/rpc/:fn`). */
+  rpc: SchemaData<Database, SchemaName>['rpc'];
 }
 
 export interface BaseplaneClient<Database = any> {
@@ -43,6 +66,12 @@ export interface BaseplaneClient<Database = any> {
   from: PostgrestClient<Database>['from'];
   /** Calls a SQL function (`POST /rest/v1/rpc/:fn`). */
   rpc: PostgrestClient<Database>['rpc'];
+  /**
+   * `from` and `rpc` on another schema the project exposes (supabase-js's
+   * `supabase.schema('api').from('things')`); one it does not expose
+   * resolves 406 `invalid_schema`.
+   */
+  schema<SchemaName extends string & keyof Omit<Database, '__InternalSupabase'>>(name: SchemaName): SchemaClient<Database, SchemaName>;
   auth: AuthClient;
   storage: StorageClient;
 }
@@ -53,7 +82,7 @@ export function createClient<Database = any>(baseUrl: string, anonKey: string, o
   const headers = { ...options.headers };
   const keeper = sessionKeeper(root, anonKey, options, fetchImpl);
   const accessToken = () => keeper.accessToken();
-  const data = dataClient<Database>({ restUrl: `${root}/rest/v1`, anonKey, headers, fetch: fetchImpl, accessToken });
+  const data = dataClient<Database>({ restUrl: `${root}/rest/v1`, anonKey, headers, fetch: fetchImpl, accessToken, schema: options.db?.schema });
   const userTransport: Transport = {
     baseUrl: root,
     fetch: fetchImpl,
@@ -64,10 +93,18 @@ export function createClient<Database = any>(baseUrl: string, anonKey: string, o
   };
   const projectId = () => options.projectId ?? (keeper.current ? (claimsOf(keeper.current.accessToken)?.ref ?? null) : null);
   return {
-    from: ((relation: string, queryOptions?: object) => settled(data.from(relation as never, queryOptions))) as BaseplaneClient<Database>['from'],
-    rpc: ((fn: string, args?: object, rpcOptions?: object) => settled(data.rpc(fn as never, args as never, rpcOptions))) as BaseplaneClient<Database>['rpc'],
+    ...settledData(data),
+    schema: ((name: string) => settledData(data.schema(name as never))) as BaseplaneClient<Database>['schema'],
     auth: new AuthClient({ authUrl: `${root}/rest/v1/auth`, anonKey, headers, fetch: fetchImpl, keeper }),
     storage: new StorageClient(userTransport, projectId),
+  };
+}
+
+/** `from` and `rpc` of one PostgrestClient, each answer through the result rule. */
+function settledData(data: PostgrestClient<any, any, any>): SchemaClient {
+  return {
+    from: ((relation: string, queryOptions?: object) => settled(data.from(relation, queryOptions))) as SchemaClient['from'],
+    rpc: ((fn: string, args?: object, rpcOptions?: object) => settled(data.rpc(fn, args, rpcOptions))) as SchemaClient['rpc'],
   };
 }
 

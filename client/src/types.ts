@@ -222,6 +222,12 @@ export interface AuthSettings {
   smtp: { url: string; from: string } | null;
 }
 
+/** A project's data API settings (`/api/projects/:id/rest/settings`). */
+export interface RestSettings {
+  /** The schemas the data API serves, the first one by default. */
+  exposedSchemas: string[];
+}
+
 export interface ProviderSettings {
   provider: Provider;
   enabled: boolean;

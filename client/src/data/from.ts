@@ -1,9 +1,10 @@
 /**
- * `client.from(table)` and `client.rpc(fn)`: postgrest-js's builders,
- * unmodified, over a fetch that sends the anon key and the signed-in user's
- * token (refreshed first when it is about to expire). What they resolve to
- * goes through the result rule (`withClientError`): `error` gains `status`,
- * and a request that got no answer is `network_error`.
+ * `client.from(table)`, `client.rpc(fn)` and `client.schema(name)`:
+ * postgrest-js's builders, unmodified, over a fetch that sends the anon key
+ * and the signed-in user's token (refreshed first when it is about to
+ * expire). What they resolve to goes through the result rule
+ * (`withClientError`): `error` gains `status`, and a request that got no
+ * answer is `network_error`.
  */
 import { PostgrestBuilder, PostgrestClient } from '@supabase/postgrest-js';
 import { withClientError, type Fetch } from '../result.js';
@@ -20,6 +21,8 @@ export interface DataClientOptions {
   anonKey: string;
   headers: Record<string, string>;
   fetch: Fetch;
+  /** The schema to use (postgrest-js sends it as `Accept-Profile`/`Content-Profile`); the server's default when absent. */
+  schema?: string;
   /** The signed-in user's access token, fresh, or null. */
   accessToken(): Promise<string | null>;
 }
@@ -33,7 +36,7 @@ export function dataClient<Database>(options: DataClientOptions): PostgrestClien
     return options.fetch(input, { ...init, headers });
   };
   // A failed request is answered at once: postgrest-js would otherwise retry reads for seconds.
-  return new PostgrestClient<Database>(options.restUrl, { headers: { ...options.headers, apikey: options.anonKey }, fetch: userFetch, retry: false });
+  return new PostgrestClient<Database>(options.restUrl, { headers: { ...options.headers, apikey: options.anonKey }, schema: options.schema as never, fetch: userFetch, retry: false });
 }
 
 /**

@@ -9,6 +9,7 @@ import { ok, type Fetch, type Result } from '../result.js';
 import { segment, send, type Transport } from '../transport.js';
 import type { InboxMessage, Operation, OperationAnswer, PlatformAccount, PlatformSession, Project, TeamMember, ProjectEvent, ProjectKeys, SqlResult, Team } from '../types.js';
 import { authSettingsApi, providersApi, usersApi } from './project-auth-api.js';
+import { restSettingsApi } from './rest-settings-api.js';
 import { columnsApi, foreignKeysApi, rowsApi, tablesApi } from './schema-api.js';
 import { storageApi } from './storage-api.js';
 
@@ -89,6 +90,7 @@ export function createManagementClient(baseUrl: string, options: ManagementOptio
     users: usersApi(t),
     authSettings: authSettingsApi(t),
     providers: providersApi(t),
+    restSettings: restSettingsApi(t),
     history: {
       events: (projectId: string, query: { after?: number; limit?: number } = {}): Promise<Result<{ events: ProjectEvent[] }>> => send(t, 'GET', `${project(projectId)}/events`, { query }),
       operations: (projectId: string): Promise<Result<Operation[]>> => send(t, 'GET', `${project(projectId)}/operations`),
