@@ -1,8 +1,8 @@
 /**
  * `createManagementClient` against the real stack: each `/api` group of
  * API.md — platform auth, teams, projects, keys, tables, columns, foreign
- * keys, rows, buckets, SQL, users, auth settings, providers, history, the dev
- * inbox — once succeeding and once refused, the refusal resolved as an
+ * keys, rows, buckets, SQL, users, auth settings, providers, data API
+ * settings, history, the dev inbox — once succeeding and once refused, the refusal resolved as an
  * error with its status. Storage objects are in client-storage.e2e.test.ts.
  */
 import { beforeAll, describe, expect, inject, it } from 'vitest';
@@ -171,6 +171,18 @@ describe('end users and auth settings', () => {
   it('calls the providers endpoints at their pinned paths (served once social login lands: 404 until then)', async () => {
     expect((await m.providers.list(id())).error).toMatchObject({ status: 404 });
     expect((await m.providers.update(id(), 'github', { enabled: true, clientId: 'id', clientSecret: 'secret' })).error).toMatchObject({ status: 404 });
+  });
+});
+
+describe('data API settings', () => {
+  it('reads and changes the exposed schemas; refuses a platform schema with 400', async () => {
+    const fresh = applied((await m.projects.create({ name: 'rest settings' })).data);
+    expect(await m.restSettings.get(fresh.id)).toEqual({ data: { exposedSchemas: ['public'] }, error: null });
+    expect((await m.restSettings.update(fresh.id, { exposedSchemas: ['public', 'api'] })).data).toEqual({ exposedSchemas: ['public', 'api'] });
+    expect((await m.restSettings.get(fresh.id)).data).toEqual({ exposedSchemas: ['public', 'api'] });
+    const refused = await m.restSettings.update(fresh.id, { exposedSchemas: ['public', 'auth'] });
+    expect(refused).toMatchObject({ data: null, error: { code: 'invalid_request', status: 400, message: expect.stringContaining('"auth"') } });
+    expect((await m.restSettings.get('00000000-0000-4000-8000-000000000000')).error).toMatchObject({ status: 404 });
   });
 });
 

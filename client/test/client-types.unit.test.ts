@@ -5,10 +5,10 @@
  * management call's type leaves out an answer the server can give.
  */
 import { describe, expectTypeOf, it } from 'vitest';
-import type { Bucket as ServerBucket, DevInboxMessage, EndUser, ObjectListing, StorageObject } from '@baseplane/contracts';
+import type { Bucket as ServerBucket, DevInboxMessage, EndUser, ObjectListing, RestSettings as ServerRestSettings, StorageObject } from '@baseplane/contracts';
 import type { ColumnInfo } from '../../control-plane/src/tenants/catalog';
-import type { Dropped, ManagementClient } from '../src/index';
-import type { Bucket, Column, ForeignKey, InboxMessage, ObjectList, OperationAnswer, Project, StoredObject, Table, User } from '../src/types';
+import type { BaseplaneClient, Dropped, ManagementClient } from '../src/index';
+import type { Bucket, Column, ForeignKey, InboxMessage, ObjectList, OperationAnswer, Project, RestSettings, StoredObject, Table, User } from '../src/types';
 
 /** What a management call's `data` can be when it succeeds. */
 type Answered<Call extends (...args: never[]) => Promise<{ data: unknown }>> = NonNullable<Awaited<ReturnType<Call>>['data']>;
@@ -24,6 +24,44 @@ describe("the client's records are the server's", () => {
   it('columns and dev-inbox messages', () => {
     expectTypeOf<Column>().toEqualTypeOf<ColumnInfo>();
     expectTypeOf<InboxMessage>().toEqualTypeOf<DevInboxMessage>();
+  });
+
+  it('the data API settings', () => {
+    expectTypeOf<RestSettings>().toEqualTypeOf<ServerRestSettings>();
+    expectTypeOf<Answered<ManagementClient['restSettings']['get']>>().toEqualTypeOf<RestSettings>();
+    expectTypeOf<Answered<ManagementClient['restSettings']['update']>>().toEqualTypeOf<RestSettings>();
+  });
+});
+
+/** A generated `Database` type with a table of the same name in two schemas. */
+interface TwoSchemas {
+  public: { Tables: { things: Relation<{ id: number; name: string }> }; Views: {}; Functions: {} };
+  api: {
+    Tables: { things: Relation<{ id: number; label: string }> };
+    Views: {};
+    Functions: { hello: { Args: { name: string }; Returns: string } };
+  };
+}
+interface Relation<Row> {
+  Row: Row;
+  Insert: Partial<Row>;
+  Update: Partial<Row>;
+  Relationships: [];
+}
+
+describe('schema()', () => {
+  it('types from() and rpc() by the schema named, as postgrest-js does', () => {
+    const typed = (client: BaseplaneClient<TwoSchemas>) => ({
+      publicRows: client.from('things').select('id, name'),
+      apiRows: client.schema('api').from('things').select('id, label'),
+      hello: client.schema('api').rpc('hello', { name: 'x' }),
+      // @ts-expect-error -- a schema the Database type does not have
+      nope: () => client.schema('nope'),
+    });
+    type Built = ReturnType<typeof typed>;
+    expectTypeOf<Awaited<Built['publicRows']>['data']>().toEqualTypeOf<Array<{ id: number; name: string }> | null>();
+    expectTypeOf<Awaited<Built['apiRows']>['data']>().toEqualTypeOf<Array<{ id: number; label: string }> | null>();
+    expectTypeOf<Awaited<Built['hello']>['data']>().toEqualTypeOf<string | null>();
   });
 });
 
