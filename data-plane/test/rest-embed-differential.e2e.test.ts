@@ -10,11 +10,13 @@
  * this project documents its own (a null filter or `!inner` counts within
  * the embedding's page). The answers and their `count=exact` totals must be
  * equal: in order where an order is asked, as sets where not (fast-check,
- * seeded: FUZZ_SEED/FUZZ_RUNS).
+ * seeded: FUZZ_SEED/FUZZ_RUNS). The same runs again with the tables in a
+ * schema of their own that the project exposes (and makes its default), so
+ * every name the statements write goes through that schema.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../../deploy/test/http';
+import { bearer, call } from '../../deploy/test/http';
 import { fuzzRuns } from '../../deploy/test/generated';
 import { connectTenant, type TenantDatabase } from '../../deploy/test/tenant';
 import { listValue, pick, restProject, sql, type RestProject } from './rest-fixtures';
@@ -427,43 +429,51 @@ function canonical(level: Level, rows: unknown): unknown {
 /** Row-level security hides some posts and comments from the anonymous caller, wherever they are embedded. */
 const READABLE: Record<Exclude<Table, 'post_view'>, string> = { authors: 'true', profiles: 'true', posts: 'id <> 14', comments: 'coalesce(votes, 1) <> 0', tags: 'true', post_tags: 'true' };
 
-beforeAll(async () => {
-  p = await restProject('rest embed differential');
+/** A project whose tables are in `schema` (exposed alone when not public), with the rows as the anonymous caller reads them in `data`. */
+async function setUp(schema: string): Promise<void> {
+  p = await restProject(`rest embed differential ${schema}`);
   const rows = seedRows();
-  const insert = (table: Table) => `insert into ${table} (${columnsOf(table).map((c) => `"${c}"`).join(', ')}) values ${rows[table].map((r) => `(${columnsOf(table).map((c) => literal(r[c] ?? null)).join(', ')})`).join(', ')};`;
+  /** The table's name in its schema. */
+  const q = (table: string) => `${schema}.${table}`;
+  const insert = (table: Table) => `insert into ${q(table)} (${columnsOf(table).map((c) => `"${c}"`).join(', ')}) values ${rows[table].map((r) => `(${columnsOf(table).map((c) => literal(r[c] ?? null)).join(', ')})`).join(', ')};`;
   await sql(p, `
-    create table authors (id int primary key, name text, rank int);
-    create table profiles (author_id int primary key references authors (id), bio text);
-    create table posts (id int primary key, title text, score int, author_id int, editor_id int,
-      constraint written_by foreign key (author_id) references authors (id),
-      constraint edited_by foreign key (editor_id) references authors (id));
-    create table comments (id int primary key, post_id int references posts (id), body text, votes int, "Likes" int, reply_to int references comments (id));
-    create table tags (id int primary key, label text not null);
-    create table post_tags (post_id int references posts (id), tag_id int references tags (id), weight int, primary key (post_id, tag_id));
-    ${(['authors', 'profiles', 'posts', 'comments', 'tags', 'post_tags'] as const).map((t) => `create policy "read" on ${t} for select using (${READABLE[t]}); ${insert(t)}`).join('\n')}
-    create view post_view as select id, title, score, author_id from posts;
-    create function all_posts() returns setof posts language sql stable as $$ select * from posts $$;
+    create schema if not exists ${schema};
+    create table ${q('authors')} (id int primary key, name text, rank int);
+    create table ${q('profiles')} (author_id int primary key references ${q('authors')} (id), bio text);
+    create table ${q('posts')} (id int primary key, title text, score int, author_id int, editor_id int,
+      constraint written_by foreign key (author_id) references ${q('authors')} (id),
+      constraint edited_by foreign key (editor_id) references ${q('authors')} (id));
+    create table ${q('comments')} (id int primary key, post_id int references ${q('posts')} (id), body text, votes int, "Likes" int, reply_to int references ${q('comments')} (id));
+    create table ${q('tags')} (id int primary key, label text not null);
+    create table ${q('post_tags')} (post_id int references ${q('posts')} (id), tag_id int references ${q('tags')} (id), weight int, primary key (post_id, tag_id));
+    ${(['authors', 'profiles', 'posts', 'comments', 'tags', 'post_tags'] as const).map((t) => `create policy "read" on ${q(t)} for select using (${READABLE[t]}); ${insert(t)}`).join('\n')}
+    create view ${q('post_view')} as select id, title, score, author_id from ${q('posts')};
+    create function ${q('all_posts')}() returns setof ${q('posts')} language sql stable as $$ select * from ${q('posts')} $$;
+    -- public's tables, views and functions are the API roles' by default privileges; another schema's by these grants.
+    grant usage on schema ${schema} to anon, authenticated, service_role;
+    grant select on all tables in schema ${schema} to anon, authenticated, service_role;
+    grant execute on all functions in schema ${schema} to anon, authenticated, service_role;
   `);
+  if (schema !== 'public') {
+    const exposed = await call('PATCH', `/api/projects/${p.project.id}/rest/settings`, { headers: bearer(p.operator.token), body: { exposedSchemas: [schema] } });
+    expect(exposed.status, exposed.text).toBe(200);
+  }
   tenant = await connectTenant(p.project.id);
   // The tables as the anonymous caller reads them (the view as its owner reads posts, as PostgreSQL runs it).
   data = {} as Record<Table, Row[]>;
   await tenant.client.query('begin');
   await tenant.client.query('set local role anon');
   for (const table of ['authors', 'profiles', 'posts', 'comments', 'tags', 'post_tags', 'post_view'] as const) {
-    data[table] = (await tenant.client.query<Row>(`select ${columnsOf(table).map((c) => `"${c}"`).join(', ')} from ${table}`)).rows;
+    data[table] = (await tenant.client.query<Row>(`select ${columnsOf(table).map((c) => `"${c}"`).join(', ')} from ${q(table)}`)).rows;
   }
   await tenant.client.query('rollback');
   expect(data.posts.length).toBeLessThan(rows.posts.length);
-  // The tables are in the data plane's schema cache once their DDL's event has reached it.
+  // The tables are in the data plane's schema cache once their DDL's event (and the settings') has reached it.
   for (let waited = 0; (await call('GET', '/rest/v1/post_view?select=authors(id),tags(id)&limit=1', { headers: p.anon })).status !== 200; waited += 100) {
     if (waited > 15_000) throw new Error('the data plane never saw the tables');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-});
-
-afterAll(async () => {
-  await tenant?.end();
-});
+}
 
 const ROOTS: Table[] = ['authors', 'authors', 'posts', 'posts', 'posts', 'comments', 'tags', 'post_tags', 'profiles', 'post_view'];
 const request = fc.constantFrom(...ROOTS).chain((table) => levelOf(table, 0, true));
@@ -471,7 +481,12 @@ const request = fc.constantFrom(...ROOTS).chain((table) => levelOf(table, 0, tru
 /** How the root is read: the table itself, or (for posts) an rpc returning its rows, embedding through its keys. */
 const via = fc.constantFrom('table' as const, 'table' as const, 'rpc' as const);
 
-describe('embedding against an oracle', () => {
+describe.each(['public', 'app'])('embedding against an oracle, tables in schema %s', (schema) => {
+  beforeAll(() => setUp(schema));
+  afterAll(async () => {
+    await tenant?.end();
+  });
+
   it('answers the nested rows PostgREST semantics build from the tables', async () => {
     await fc.assert(
       fc.asyncProperty(request, via, fc.boolean(), async (root, how, single) => {
