@@ -218,10 +218,17 @@ describe('requests', () => {
     const request = parseRequest(raw('', { method: 'POST', body: '[{"a":1}]', headers: { prefer: 'return=representation, count=exact,resolution=merge-duplicates, tx=commit' } }));
     expect(request.prefer).toEqual({ return: 'representation', count: 'exact', resolution: 'merge-duplicates', missingDefault: false });
     expect(request.body).toEqual({ raw: '[{"a":1}]', value: [{ a: 1 }] });
-    expect(parseAccept('application/vnd.pgrst.object+json;nulls=stripped')).toBe('object');
-    expect(parseAccept('text/csv')).toBe('csv');
-    expect(parseAccept('text/html, */*;q=0.8')).toBe('json');
+    expect(parseAccept('application/vnd.pgrst.object+json')).toEqual({ media: 'object', stripNulls: false });
+    expect(parseAccept('text/csv')).toEqual({ media: 'csv', stripNulls: false });
+    expect(parseAccept('text/html, */*;q=0.8')).toEqual({ media: 'json', stripNulls: false });
     expect(() => parseAccept('application/xml')).toThrow(/none of these media types/);
+    // nulls=stripped on PostgREST's own types, as postgrest-js's stripNulls() sends them; not on plain JSON.
+    expect(parseAccept('application/vnd.pgrst.object+json;nulls=stripped')).toEqual({ media: 'object', stripNulls: true });
+    expect(parseAccept('application/vnd.pgrst.array+json;nulls=stripped')).toEqual({ media: 'json', stripNulls: true });
+    expect(parseAccept('application/vnd.pgrst.array+json; nulls = stripped')).toEqual({ media: 'json', stripNulls: true });
+    expect(parseAccept('application/vnd.pgrst.array+json')).toEqual({ media: 'json', stripNulls: false });
+    expect(parseAccept('application/json;nulls=stripped')).toEqual({ media: 'json', stripNulls: false });
+    expect(parseRequest(raw('', { headers: { accept: 'application/vnd.pgrst.array+json;nulls=stripped' } }))).toMatchObject({ accept: 'json', stripNulls: true });
   });
 
   it('ignores preferences it does not honour unless Prefer: handling=strict asks, which is 400 naming them (PostgREST PGRST122)', () => {

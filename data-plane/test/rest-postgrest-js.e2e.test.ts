@@ -140,6 +140,32 @@ describe('select', () => {
     expect(csv.data).toBe('"id","name"\n"1","Ada"\n"2","Bob"');
   });
 
+  it('leaves null-valued keys out with stripNulls(), at every depth, for rows, one row, a write and an rpc', async () => {
+    const rows = await anon.from('posts').select('id, score, meta, author:authors(name, email)').in('id', [2, 4]).order('id').stripNulls();
+    expect(rows.error).toBeNull();
+    // Post 2 has no score nor meta; post 4 no author at all (null, so left out); an author without an email loses the key inside.
+    expect(rows.data).toEqual([{ id: 2, author: { name: 'Ada', email: 'ada@example.com' } }, { id: 4, score: 7 }]);
+    const embedded = await anon.from('authors').select('name, email').eq('id', 3).stripNulls();
+    expect(embedded.data).toEqual([{ name: 'Cy' }]);
+    const one = await anon.from('posts').select('id, score, meta').eq('id', 2).single().stripNulls();
+    expect([one.error, one.data]).toEqual([null, { id: 2 }]);
+    const written = await service.from('comments').insert({ post_id: 4, body: null }).select('post_id, body').stripNulls();
+    expect([written.status, written.data]).toEqual([201, [{ post_id: 4 }]]);
+    const called = await anon.rpc('posts_by_author', { author: 1 }).select('id, score').stripNulls();
+    expect(called.data).toEqual([{ id: 1, score: 10 }, { id: 2 }]);
+    // Without it, the nulls stay.
+    expect((await anon.from('authors').select('name, email').eq('id', 3)).data).toEqual([{ name: 'Cy', email: null }]);
+  });
+
+  it('answers the stripped media types PostgREST names, and a vnd.pgrst.array without the parameter as plain JSON', async () => {
+    const url = `${inject('baseUrl')}/rest/v1/authors?select=name,email&id=eq.3`;
+    const stripped = await fetch(url, { headers: { apikey: p.project.anonKey, accept: 'application/vnd.pgrst.array+json;nulls=stripped' } });
+    expect(stripped.headers.get('content-type')).toBe('application/vnd.pgrst.array+json; nulls=stripped; charset=utf-8');
+    expect(await stripped.json()).toEqual([{ name: 'Cy' }]);
+    const plain = await fetch(url, { headers: { apikey: p.project.anonKey, accept: 'application/vnd.pgrst.array+json' } });
+    expect([plain.status, await plain.json()]).toEqual([200, [{ name: 'Cy', email: null }]]);
+  });
+
   it('returns errors as {code, message, details, hint}', async () => {
     const { data, error, status } = await anon.from('nope').select();
     expect(data).toBeNull();

@@ -35,6 +35,8 @@ export interface ApiRequest {
   rpcQuery: Array<[string, string]>;
   prefer: Preferences;
   accept: MediaType;
+  /** `nulls=stripped` on the chosen `vnd.pgrst` media type: keys whose value is null are left out of the answer's objects. */
+  stripNulls: boolean;
   /** `columns=`: which keys of the body to insert/update. */
   columns?: string[];
   onConflict?: string[];
@@ -115,14 +117,21 @@ export function parsePrefer(text: string | undefined, timeZones?: ReadonlySet<st
   return prefer;
 }
 
-/** Picks the answer's media type from `Accept`; 406 when none is served. */
-export function parseAccept(accept: string | undefined): MediaType {
-  if (!accept || accept.trim() === '') return 'json';
+/**
+ * Picks the answer's media type from `Accept`, the first range served; 406
+ * when none is. PostgREST's `vnd.pgrst.object` and `vnd.pgrst.array` types
+ * take `nulls=stripped` (postgrest-js's `stripNulls()`).
+ */
+export function parseAccept(accept: string | undefined): { media: MediaType; stripNulls: boolean } {
+  if (!accept || accept.trim() === '') return { media: 'json', stripNulls: false };
   for (const range of accept.split(',')) {
-    const type = range.split(';')[0]!.trim().toLowerCase();
-    if (type === 'application/vnd.pgrst.object+json' || type === 'application/vnd.pgrst.object') return 'object';
-    if (type === 'application/json' || type === '*/*' || type === 'application/*') return 'json';
-    if (type === 'text/csv') return 'csv';
+    const [typeText, ...parameters] = range.split(';');
+    const type = typeText!.trim().toLowerCase();
+    const stripNulls = parameters.some((parameter) => parameter.replace(/\s/g, '').toLowerCase() === 'nulls=stripped');
+    if (type === 'application/vnd.pgrst.object+json' || type === 'application/vnd.pgrst.object') return { media: 'object', stripNulls };
+    if (type === 'application/vnd.pgrst.array+json' || type === 'application/vnd.pgrst.array') return { media: 'json', stripNulls };
+    if (type === 'application/json' || type === '*/*' || type === 'application/*') return { media: 'json', stripNulls: false };
+    if (type === 'text/csv') return { media: 'csv', stripNulls: false };
   }
   throw notAcceptable(accept);
 }
@@ -248,6 +257,7 @@ function actionOf(raw: RawRequest): Action {
 export function parseRequest(raw: RawRequest): ApiRequest {
   const action = actionOf(raw);
   const modifiers = new Map<string, Modifiers>([['', { where: [], order: [] }]]);
+  const accepted = parseAccept(header(raw, 'accept'));
   const request: ApiRequest = {
     action,
     target: raw.target,
@@ -256,7 +266,8 @@ export function parseRequest(raw: RawRequest): ApiRequest {
     modifiers,
     rpcQuery: [],
     prefer: parsePrefer(header(raw, 'prefer'), raw.timeZones),
-    accept: parseAccept(header(raw, 'accept')),
+    accept: accepted.media,
+    stripNulls: accepted.stripNulls,
   };
   const rpcGet = action === 'rpc' && raw.method.toUpperCase() !== 'POST';
   // Filters may repeat (they AND); a parameter that takes one value may not, rather than the last one silently winning.

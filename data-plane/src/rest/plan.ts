@@ -16,6 +16,8 @@ interface PlanBase {
   media: MediaType;
   headOnly: boolean;
   count?: CountPreference;
+  /** `nulls=stripped`: keys whose value is null are left out of the answer's objects (json_strip_nulls, as PostgREST). */
+  stripNulls?: boolean;
   /** `Prefer: handling=` as given (echoed in `Preference-Applied`). */
   handling?: 'strict' | 'lenient';
   /** `Prefer: timezone=`, a zone PostgreSQL lists: the transaction's `TimeZone`. */
@@ -108,6 +110,7 @@ function relationOf(snapshot: SchemaSnapshot, name: string): RelationInfo {
 function base(request: ApiRequest, snapshot: SchemaSnapshot): PlanBase {
   const planned: PlanBase = { schema: snapshot.schema, media: request.accept, headOnly: request.headOnly };
   const { count, handling, timezone, maxAffected } = request.prefer;
+  if (request.stripNulls) planned.stripNulls = true;
   if (count) planned.count = count;
   if (handling) planned.handling = handling;
   if (timezone !== undefined) planned.timezone = timezone;

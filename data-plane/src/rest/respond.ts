@@ -23,6 +23,12 @@ const CONTENT_TYPE = {
   csv: 'text/csv; charset=utf-8',
 } as const;
 
+/** Under `nulls=stripped`, the `vnd.pgrst` type asked for with its parameter, as PostgREST answers. */
+const STRIPPED_CONTENT_TYPE = {
+  json: 'application/vnd.pgrst.array+json; nulls=stripped; charset=utf-8',
+  object: 'application/vnd.pgrst.object+json; nulls=stripped; charset=utf-8',
+} as const;
+
 /** A CSV header line of the output names, quoted as the rows are. */
 function csvHeader(select: PlannedSelect[]): string {
   return outputNames(select).map((name) => `"${name.replace(/"/g, '""')}"`).join(',');
@@ -130,7 +136,7 @@ function answerOf(plan: Plan, row: StatementRow): Answer {
     body = body === '' ? csvHeader(select) : `${csvHeader(select)}\n${body}`;
   }
   checkSingleObject(plan, row);
-  headers['content-type'] = CONTENT_TYPE[media];
+  headers['content-type'] = plan.stripNulls ? STRIPPED_CONTENT_TYPE[media === 'object' ? 'object' : 'json'] : CONTENT_TYPE[media];
 
   switch (plan.kind) {
     case 'read': {

@@ -59,15 +59,18 @@ function bodyShape(plan: Plan): BodyShape {
   return plan.media === 'object' ? 'object' : plan.media === 'csv' ? 'csv' : 'json';
 }
 
+/** `json`, or with `nulls=stripped` the same without the keys whose value is null, at every depth (PostgREST's json_strip_nulls). */
+const stripped = (plan: Plan, json: string) => (plan.stripNulls ? `json_strip_nulls(${json})` : json);
+
 /** The aggregate that turns the rows of `_s` into the answer's body. */
-function bodySql(shape: BodyShape, select: PlannedSelect[]): string {
+function bodySql(plan: Plan, shape: BodyShape, select: PlannedSelect[]): string {
   switch (shape) {
     case 'none':
       return 'null::text';
     case 'json':
-      return `coalesce(json_agg(_s), '[]')::text`;
+      return `coalesce(${stripped(plan, 'json_agg(_s)')}, '[]')::text`;
     case 'object':
-      return `case when count(*) = 1 then (json_agg(_s) -> 0)::text end`;
+      return `case when count(*) = 1 then ${stripped(plan, '(json_agg(_s) -> 0)')}::text end`;
     case 'csv': {
       // Every field quoted, quotes doubled (RFC 4180); NULL is an empty field. The header comes from respond.
       const fields = outputNames(select).map((name) => `coalesce('"' || replace(_s.${ident(name)}::text, '"', '""') || '"', '')`);
@@ -101,7 +104,7 @@ function readSql(plan: ReadPlan): Statement {
     total = `(select count(*) from ${from} where ${whereIn(params)})`;
   }
   return {
-    text: `select ${bodySql(bodyShape(plan), plan.select)} as body, count(*)::int as page_count, ${total} as total${RESPONSE_SETTINGS} from (${page}) _s`,
+    text: `select ${bodySql(plan, bodyShape(plan), plan.select)} as body, count(*)::int as page_count, ${total} as total${RESPONSE_SETTINGS} from (${page}) _s`,
     values: params.values,
     ...(estimate ? { estimate } : {}),
   };
@@ -134,7 +137,7 @@ function mutationAnswerSql(plan: InsertPlan | UpdatePlan | DeletePlan, params: P
   // The answer's rows are the relation's columns alone (not `pgrst_inserted`), so that a computed field's or
   // relationship's function can take them as a row of the relation.
   const rows = counts ? `(select ${columnList(plan.relation.columns)} from pgrst_mutation) ${t}` : `pgrst_mutation ${t}`;
-  return `select ${bodySql(shape, plan.select)} as body, count(*)::int as page_count, count(*) as total, ${location} as location, ${inserted} as inserted${RESPONSE_SETTINGS} from (select ${list} from ${rows}) _s`;
+  return `select ${bodySql(plan, shape, plan.select)} as body, count(*)::int as page_count, count(*) as total, ${location} as location, ${inserted} as inserted${RESPONSE_SETTINGS} from (select ${list} from ${rows}) _s`;
 }
 
 /**
@@ -281,11 +284,11 @@ function rpcSql(plan: RpcPlan): Statement {
     const filtered = `${before}${call} ${t} where ${where}`;
     const list = selectListSql(plan.select, t, params, aliases);
     const page = `${orderSql(plan.modifiers.order, t, params, aliases)}${pageSql(plan.modifiers, params)}`;
-    if (counted) return answer(bodySql(shape, plan.select), `(select ${list} from pgrst_source ${t}${page}) _s`, `select ${t}.* from ${filtered}`);
+    if (counted) return answer(bodySql(plan, shape, plan.select), `(select ${list} from pgrst_source ${t}${page}) _s`, `select ${t}.* from ${filtered}`);
     const rows = `select ${list} from ${filtered}${page}`;
     // One row: answered as an object, as PostgREST does for a function returning a single composite.
-    if (!plan.fn.returnsSet) return { text: `select (select to_json(_s) from (${rows}) _s)::text as body, 1 as page_count, null::bigint as total${RESPONSE_SETTINGS}`, values: params.values };
-    return answer(bodySql(shape, plan.select), `(${rows}) _s`);
+    if (!plan.fn.returnsSet) return { text: `select (select ${stripped(plan, 'to_json(_s)')} from (${rows}) _s)::text as body, 1 as page_count, null::bigint as total${RESPONSE_SETTINGS}`, values: params.values };
+    return answer(bodySql(plan, shape, plan.select), `(${rows}) _s`);
   }
   if (plan.fn.returnsSet) {
     // Under the single-object media type the one value itself (checked to be one in respond), as PostgREST answers `7`, not `[7]`.
