@@ -226,6 +226,8 @@ export interface AuthSettings {
 export interface RestSettings {
   /** The schemas the data API serves, the first one by default. */
   exposedSchemas: string[];
+  /** The most rows a read answers; null keeps the platform's default (1,000). */
+  maxRows: number | null;
 }
 
 export interface ProviderSettings {

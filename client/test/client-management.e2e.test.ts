@@ -175,11 +175,12 @@ describe('end users and auth settings', () => {
 });
 
 describe('data API settings', () => {
-  it('reads and changes the exposed schemas; refuses a platform schema with 400', async () => {
+  it('reads and changes the exposed schemas and the row cap; refuses a platform schema with 400', async () => {
     const fresh = applied((await m.projects.create({ name: 'rest settings' })).data);
-    expect(await m.restSettings.get(fresh.id)).toEqual({ data: { exposedSchemas: ['public'] }, error: null });
-    expect((await m.restSettings.update(fresh.id, { exposedSchemas: ['public', 'api'] })).data).toEqual({ exposedSchemas: ['public', 'api'] });
-    expect((await m.restSettings.get(fresh.id)).data).toEqual({ exposedSchemas: ['public', 'api'] });
+    expect(await m.restSettings.get(fresh.id)).toEqual({ data: { exposedSchemas: ['public'], maxRows: null }, error: null });
+    expect((await m.restSettings.update(fresh.id, { exposedSchemas: ['public', 'api'] })).data).toEqual({ exposedSchemas: ['public', 'api'], maxRows: null });
+    expect((await m.restSettings.get(fresh.id)).data).toEqual({ exposedSchemas: ['public', 'api'], maxRows: null });
+    expect((await m.restSettings.update(fresh.id, { maxRows: 50 })).data).toEqual({ exposedSchemas: ['public', 'api'], maxRows: 50 });
     const refused = await m.restSettings.update(fresh.id, { exposedSchemas: ['public', 'auth'] });
     expect(refused).toMatchObject({ data: null, error: { code: 'invalid_request', status: 400, message: expect.stringContaining('"auth"') } });
     expect((await m.restSettings.get('00000000-0000-4000-8000-000000000000')).error).toMatchObject({ status: 404 });

@@ -38,7 +38,7 @@ beforeAll(async () => {
     grant execute on all functions in schema api to anon, authenticated, service_role;
   `);
   expect(setUp.error).toBeNull();
-  expect((await m.restSettings.update(project.id, { exposedSchemas: ['public', 'api'] })).data).toEqual({ exposedSchemas: ['public', 'api'] });
+  expect((await m.restSettings.update(project.id, { exposedSchemas: ['public', 'api'] })).data).toEqual({ exposedSchemas: ['public', 'api'], maxRows: null });
   anon = createClient(inject('baseUrl'), project.anonKey!);
   service = createClient(inject('baseUrl'), project.serviceKey!);
 });

@@ -1,7 +1,8 @@
 /**
  * A project's data API settings (`/api/projects/:id/rest/settings`): which
  * schemas `/rest/v1` serves, as PostgREST's `db-schemas` (Supabase's
- * "Exposed schemas"). Recorded as `RestSettingsUpdated` events and followed
+ * "Exposed schemas"), and the most rows a read answers (`db-max-rows`,
+ * Supabase's "Max rows"). Recorded as `RestSettingsUpdated` events and followed
  * by the data plane's directory, as the auth settings are.
  */
 import { Type, type Static } from '@sinclair/typebox';
@@ -13,9 +14,14 @@ export interface RestSettings {
    * chosen with `Accept-Profile` (reads) or `Content-Profile` (writes).
    */
   exposedSchemas: string[];
+  /**
+   * The most rows a read, or an rpc returning a set, answers for this
+   * project; null keeps the platform's `DATA_API_MAX_ROWS` (1,000 by default).
+   */
+  maxRows: number | null;
 }
 
-export const DEFAULT_REST_SETTINGS: RestSettings = { exposedSchemas: ['public'] };
+export const DEFAULT_REST_SETTINGS: RestSettings = { exposedSchemas: ['public'], maxRows: null };
 
 /**
  * Schemas the platform keeps for itself: end users' credentials and
@@ -33,6 +39,7 @@ export const UpdateRestSettingsBody = Type.Object(
         { minItems: 1, maxItems: 16, uniqueItems: true },
       ),
     ),
+    maxRows: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()])),
   },
   { additionalProperties: false, minProperties: 1 },
 );

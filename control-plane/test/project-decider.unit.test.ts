@@ -119,8 +119,11 @@ describe('project decider', () => {
     given(created, provisioned, updated)
       .when(update({ exposedSchemas: ['api', 'public'] }))
       .then([{ type: 'RestSettingsUpdated', data: { projectId, changes: { exposedSchemas: ['api', 'public'] } } }]);
-    expect(initialState().restSettings).toEqual({ exposedSchemas: ['public'] });
-    expect([created, provisioned, updated].reduce(evolve, initialState()).restSettings).toEqual({ exposedSchemas: ['public', 'api'] });
+    expect(initialState().restSettings).toEqual({ exposedSchemas: ['public'], maxRows: null });
+    expect([created, provisioned, updated].reduce(evolve, initialState()).restSettings).toEqual({ exposedSchemas: ['public', 'api'], maxRows: null });
+    // A row cap alone is its own change; null (the platform's cap) when it is already null records nothing.
+    given(created, provisioned, updated).when(update({ exposedSchemas: ['public', 'api'], maxRows: 10 })).then([{ type: 'RestSettingsUpdated', data: { projectId, changes: { maxRows: 10 } } }]);
+    given(created, provisioned).when(update({ maxRows: null })).then([]);
     given(created, provisioned, deletionRequested).when(update({ exposedSchemas: ['api'] })).thenFails(503, 'project_unavailable');
     given(created, provisioned, deletionRequested, deleted).when(update({ exposedSchemas: ['api'] })).thenFails(404, 'not_found');
     given().when(update({ exposedSchemas: ['api'] })).thenFails(404, 'not_found');

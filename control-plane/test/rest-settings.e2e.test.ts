@@ -23,18 +23,18 @@ describe('rest settings', () => {
   it('starts at the documented defaults', async () => {
     const answer = await call('GET', settingsUrl(), { headers: asAda() });
     expect(answer.status, answer.text).toBe(200);
-    expect(answer.body).toEqual({ exposedSchemas: ['public'] });
+    expect(answer.body).toEqual({ exposedSchemas: ['public'], maxRows: null });
   });
 
   it('records a change as one RestSettingsUpdated event, done once projected, and answers the new settings', async () => {
     const before = (await projectEventTypes(project.id)).length;
     const answer = await call('PATCH', settingsUrl(), { headers: asAda(), body: { exposedSchemas: ['public', 'api'] } });
     expect(answer.status, answer.text).toBe(200);
-    expect(answer.body).toEqual({ exposedSchemas: ['public', 'api'] });
+    expect(answer.body).toEqual({ exposedSchemas: ['public', 'api'], maxRows: null });
     expect(await projectEventTypes(project.id, before)).toEqual(['RestSettingsUpdated']);
     const events = await call('GET', `/api/projects/${project.id}/events?after=${before}`, { headers: asAda() });
     expect(events.body.events[0].data).toEqual({ projectId: project.id, changes: { exposedSchemas: ['public', 'api'] } });
-    expect((await call('GET', settingsUrl(), { headers: asAda() })).body).toEqual({ exposedSchemas: ['public', 'api'] });
+    expect((await call('GET', settingsUrl(), { headers: asAda() })).body).toEqual({ exposedSchemas: ['public', 'api'], maxRows: null });
     // Nothing in the tenant changes: no workflow takes it, and its operation succeeded when the projector recorded it.
     const operations = await call('GET', `/api/projects/${project.id}/operations`, { headers: asAda() });
     expect(operations.body.at(-1)).toMatchObject({ command: 'UpdateRestSettings', status: 'succeeded', workflowId: null });
@@ -44,28 +44,38 @@ describe('rest settings', () => {
     const before = (await projectEventTypes(project.id)).length;
     const answer = await call('PATCH', settingsUrl(), { headers: asAda(), body: { exposedSchemas: ['public', 'api'] } });
     expect(answer.status, answer.text).toBe(200);
-    expect(answer.body).toEqual({ exposedSchemas: ['public', 'api'] });
+    expect(answer.body).toEqual({ exposedSchemas: ['public', 'api'], maxRows: null });
     expect(await projectEventTypes(project.id, before)).toEqual([]);
   });
 
   it('takes the order as sent: the first schema is the default', async () => {
     const answer = await call('PATCH', settingsUrl(), { headers: asAda(), body: { exposedSchemas: ['api', 'public'] } });
     expect(answer.status, answer.text).toBe(200);
-    expect(answer.body).toEqual({ exposedSchemas: ['api', 'public'] });
+    expect(answer.body).toEqual({ exposedSchemas: ['api', 'public'], maxRows: null });
   });
 
   it('takes up to 16 schemas and names of 63 characters, as PostgreSQL does', async () => {
     const many = [...Array.from({ length: 15 }, (_, i) => `s${i}`), 'x'.repeat(63)];
     const answer = await call('PATCH', settingsUrl(), { headers: asAda(), body: { exposedSchemas: many } });
     expect(answer.status, answer.text).toBe(200);
-    expect(answer.body).toEqual({ exposedSchemas: many });
+    expect(answer.body).toEqual({ exposedSchemas: many, maxRows: null });
+  });
+
+  it('sets a row cap of the project’s own, and takes it back to the platform’s with null', async () => {
+    const capped = await call('PATCH', settingsUrl(), { headers: asAda(), body: { maxRows: 25 } });
+    expect(capped.status, capped.text).toBe(200);
+    expect(capped.body.maxRows).toBe(25);
+    const both = await call('PATCH', settingsUrl(), { headers: asAda(), body: { exposedSchemas: ['public'], maxRows: 1_000_000 } });
+    expect(both.body).toEqual({ exposedSchemas: ['public'], maxRows: 1_000_000 });
+    const back = await call('PATCH', settingsUrl(), { headers: asAda(), body: { maxRows: null } });
+    expect(back.body).toEqual({ exposedSchemas: ['public'], maxRows: null });
   });
 
   it('lets the project’s service key read and change them', async () => {
     const answer = await call('PATCH', settingsUrl(), { headers: apikey(project.serviceKey), body: { exposedSchemas: ['public'] } });
     expect(answer.status, answer.text).toBe(200);
-    expect(answer.body).toEqual({ exposedSchemas: ['public'] });
-    expect((await call('GET', settingsUrl(), { headers: apikey(project.serviceKey) })).body).toEqual({ exposedSchemas: ['public'] });
+    expect(answer.body).toEqual({ exposedSchemas: ['public'], maxRows: null });
+    expect((await call('GET', settingsUrl(), { headers: apikey(project.serviceKey) })).body).toEqual({ exposedSchemas: ['public'], maxRows: null });
   });
 
   describe('refusals', () => {
@@ -93,6 +103,11 @@ describe('rest settings', () => {
       invalid('null for the list', { exposedSchemas: null }),
       invalid('a number in the list', { exposedSchemas: [1] }),
       invalid('a list for the body', [{ exposedSchemas: ['public'] }]),
+      invalid('a row cap of 0', { maxRows: 0 }),
+      invalid('a negative row cap', { maxRows: -1 }),
+      invalid('a fractional row cap', { maxRows: 1.5 }),
+      invalid('a row cap past a million', { maxRows: 1_000_001 }),
+      invalid('a row cap as text', { maxRows: '10' }),
       { name: 'the anon key is 403 service_key_required', method: 'GET', url: settingsUrl, headers: () => apikey(project.anonKey), expectedStatus: 403, expectedContent: ['service_key_required'] },
       { name: 'the anon key may not change them either', method: 'PATCH', url: settingsUrl, headers: () => apikey(project.anonKey), body: { exposedSchemas: ['api'] }, expectedStatus: 403, expectedContent: ['service_key_required'], expectedEvents: nothingRecorded },
       { name: 'a member of another team reading is told 404', method: 'GET', url: settingsUrl, headers: () => bearer(bob.token), expectedStatus: 404 },
@@ -101,7 +116,7 @@ describe('rest settings', () => {
     ]);
 
     it('left the settings as they were', async () => {
-      expect((await call('GET', settingsUrl(), { headers: asAda() })).body).toEqual({ exposedSchemas: ['public'] });
+      expect((await call('GET', settingsUrl(), { headers: asAda() })).body).toEqual({ exposedSchemas: ['public'], maxRows: null });
     });
   });
 

@@ -5,7 +5,7 @@
  * or a statement that ends well within the statement timeout).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../../deploy/test/http';
+import { bearer, call } from '../../deploy/test/http';
 import { restProject, sql, type RestProject } from './rest-fixtures';
 
 let p: RestProject;
@@ -133,6 +133,29 @@ describe('the row cap (DATA_API_MAX_ROWS, 1,000 rows by default, as Supabase)', 
     expect((await get('rpc/many_ids?offset=2&limit=3')).body).toEqual([3, 4, 5]);
     const rows = await get('rpc/many_rows?select=id&limit=2000');
     expect(ids(rows.body)).toEqual(range(1, 1000));
+  });
+
+  it('takes the project’s own cap from its settings (Supabase’s “Max rows”), followed by every replica, and the platform’s again when it is set back to null', async () => {
+    const setCap = async (maxRows: number | null) => {
+      const answer = await call('PATCH', `/api/projects/${p.project.id}/rest/settings`, { headers: bearer(p.operator.token), body: { maxRows } });
+      expect(answer.status, answer.text).toBe(200);
+    };
+    try {
+      await setCap(3);
+      // Each replica has the recorded change within a second or so: poll until both (the gateway takes them in turn) answer 3.
+      await expect.poll(async () => (await Promise.all([1, 2, 3, 4].map(() => get('many?select=id&order=id')))).map((a) => a.body.length), { timeout: 10_000, interval: 100 }).toEqual([3, 3, 3, 3]);
+      const counted = await get('many?select=id&order=id&offset=2', { prefer: 'count=exact' });
+      expect([counted.status, ids(counted.body), counted.headers.get('content-range')]).toEqual([206, [3, 4, 5], '2-4/1005']);
+      expect((await get('rpc/many_ids')).body).toEqual([1, 2, 3]);
+      // Writes stay uncapped.
+      const written = await call('POST', '/rest/v1/bulk', { headers: { ...p.anon, 'content-type': 'application/json', prefer: 'return=representation' }, raw: JSON.stringify(range(5001, 5010).map((id) => ({ id }))) });
+      expect(written.body).toHaveLength(10);
+      await setCap(1005);
+      await expect.poll(async () => (await get('many?select=id&order=id')).body.length, { timeout: 10_000, interval: 100 }).toBe(1005);
+    } finally {
+      await setCap(null);
+    }
+    await expect.poll(async () => (await Promise.all([1, 2, 3, 4].map(() => get('many?select=id&order=id')))).map((a) => a.body.length), { timeout: 10_000, interval: 100 }).toEqual([1000, 1000, 1000, 1000]);
   });
 
   it('leaves writes uncapped, as PostgREST: a bulk insert returns every row it made', async () => {

@@ -88,7 +88,10 @@ async function handle(api: DataApi, request: FastifyRequest, reply: FastifyReply
     timeZones,
   });
   timer.mark('parse');
-  const plan = await planWithCache(api, projectId, schema, (snapshot) => planRequest(parsed, snapshot, api.limits));
+  // The project's own row cap, when its settings set one, else the platform's.
+  const { maxRows } = project.restSettings;
+  const limits = maxRows === null ? api.limits : { ...api.limits, maxRows };
+  const plan = await planWithCache(api, projectId, schema, (snapshot) => planRequest(parsed, snapshot, limits));
   timer.mark('plan');
   const statement = statementFor(plan);
   timer.mark('sql');
