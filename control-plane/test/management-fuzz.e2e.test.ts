@@ -213,7 +213,7 @@ const ROUTES: Route[] = [
   },
   // The SMTP server alone, its URL holding a password in each way a URL can: no answer may show it.
   { method: 'PATCH', path: `${P}/auth/settings`, mutates: true, body: object({ smtp: field(fc.oneof({ weight: 6, arbitrary: object({ url: one(...SMTP_URLS), from: one('a@example.com') }) }, { weight: 1, arbitrary: fc.constant(null) })) }) },
-  // Data API settings: names PostgreSQL takes, the platform's own schemas, names no identifier is, too many.
+  // Data API settings: names PostgreSQL takes, the platform's own schemas, names no identifier is, too many; row caps in and out of range.
   { method: 'GET', path: `${P}/rest/settings` },
   {
     method: 'PATCH', path: `${P}/rest/settings`, mutates: true,
@@ -222,7 +222,8 @@ const ROUTES: Route[] = [
         { weight: 8, arbitrary: fc.array(field(one('public', 'api', 'Public', 'x'.repeat(63), 'auth', 'storage', 'baseplane_meta', 'information_schema', 'pg_catalog', 'PG_TEMP', 'my-api', 'a b', 'a"b', '', 'x'.repeat(64))), { maxLength: 3 }) },
         { weight: 1, arbitrary: fc.constant(Array.from({ length: 17 }, (_, i) => `s${i}`)) },
       )),
-    }),
+      maxRows: field(one(1, 1000, 1_000_000, null, 0, -1, 1.5, 1_000_001, 1e10)),
+    }, { sparse: true }),
   },
   { method: 'GET', path: `${P}/auth/users`, query: { search: query(one('a', '%', '_', "'", 'example.com')), limit: query(numberText), offset: query(numberText) } },
   { method: 'POST', path: `${P}/auth/users`, body: object({ email: field(email), password: field(one('correct horse battery', 'short', '')), emailVerified: field(fc.boolean()), firstName: field(one('Ann', 'x'.repeat(300))), lastName: field(one('Lee')), username: field(one('ann', 'x'.repeat(300))) }), mutates: true },
