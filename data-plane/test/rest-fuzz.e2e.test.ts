@@ -3,13 +3,15 @@
  * forms, types it does not read) and headers put together from its grammar's own words and punctuation (fast-check,
  * seeded, so a failure names the seed and the shrunk request that shows it).
  * Whatever a request says, the answer is never a 5xx, a refusal has the
- * error shape of API.md, and no answer shows a stack trace or our SQL.
+ * error shape of API.md, and no answer shows a stack trace or our SQL. The
+ * project also exposes a schema `api` holding the same tables and functions,
+ * which the profile headers pick now and then.
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { call, type Answer } from '../../deploy/test/http';
 import { fuzzRuns } from '../../deploy/test/generated';
-import { blogSchema, restProject, signUpUser, type RestProject } from './rest-fixtures';
+import { bearer, call, type Answer } from '../../deploy/test/http';
+import { blogSchema, restProject, signUpUser, sql, type RestProject } from './rest-fixtures';
 
 let p: RestProject;
 let user: string;
@@ -17,7 +19,34 @@ let user: string;
 beforeAll(async () => {
   p = await restProject('rest fuzz');
   await blogSchema(p);
+  // The blog's tables, keys and functions again in schema api (RLS on there as in public, readable by all).
+  await sql(p, `
+    create schema api;
+    grant usage on schema api to anon, authenticated, service_role;
+    create table api.authors (like public.authors including all);
+    create table api.posts (like public.posts including all, foreign key (author_id) references api.authors (id));
+    create table api.comments (like public.comments including all, foreign key (post_id) references api.posts (id));
+    insert into api.authors select * from public.authors;
+    insert into api.posts select * from public.posts;
+    insert into api.comments select * from public.comments;
+    create policy "read" on api.authors for select using (true);
+    create policy "read" on api.posts for select using (true);
+    create policy "read" on api.comments for select using (true);
+    grant all on all tables in schema api to anon, authenticated, service_role;
+    create function api.add_numbers(a int, b int default 1) returns int language sql immutable as $$ select a + b $$;
+    create function api.posts_by_author(author bigint) returns setof api.posts language sql stable as $$ select * from api.posts where author_id = author order by id $$;
+    create function api.whoami() returns json language sql stable as $$ select json_build_object('uid', auth.uid(), 'role', auth.role()) $$;
+    create function api.touch_nothing() returns void language sql as $$ select $$;
+    grant execute on all functions in schema api to anon, authenticated, service_role;
+  `);
+  const exposed = await call('PATCH', `/api/projects/${p.project.id}/rest/settings`, { headers: bearer(p.operator.token), body: { exposedSchemas: ['public', 'api'] } });
+  if (exposed.status !== 200) throw new Error(`schema api not exposed: ${exposed.text}`);
   user = (await signUpUser(p)).token;
+  // Every replica follows the settings within a second or so.
+  for (let waited = 0; (await call('GET', '/rest/v1/posts?select=id&limit=1', { headers: { ...p.anon, 'accept-profile': 'api' } })).status !== 200; waited += 100) {
+    if (waited > 15_000) throw new Error('the data plane never served schema api');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 });
 
 const COLUMNS = ['id', 'title', 'author_id', 'published', 'score', 'tags', 'meta', 'name', 'email', 'body', 'post_id', 'nope', '*'];
@@ -89,9 +118,10 @@ const header = (name: string, values: string[]) =>
   fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: mutated(fc.constantFrom(...values)).map((v) => [name, v] as const) });
 const headers = fc.tuple(
   header('prefer', ['count=exact', 'count=planned', 'count=estimated', 'return=representation', 'return=minimal', 'handling=strict', 'missing=default', 'resolution=merge-duplicates', 'resolution=ignore-duplicates', 'params=single-object', 'max-affected=1', 'timezone=Asia/Tokyo', 'tx=rollback', 'return=representation, count=exact']),
-  header('accept', ['application/json', 'text/csv', 'application/vnd.pgrst.object+json', 'application/vnd.pgrst.plan+json', 'application/openapi+json', 'application/geo+json', '*/*', 'text/plain']),
+  header('accept', ['application/json', 'text/csv', 'application/vnd.pgrst.object+json', 'application/vnd.pgrst.array+json;nulls=stripped', 'application/vnd.pgrst.object+json;nulls=stripped', 'application/vnd.pgrst.plan+json', 'application/openapi+json', 'application/geo+json', '*/*', 'text/plain']),
   header('range', ['0-1', '5-', '-1', '1-0', 'items=0-0']),
-  header('accept-profile', ['public', 'storage']),
+  header('accept-profile', ['public', 'api', 'api', 'storage']),
+  header('content-profile', ['public', 'api', 'api', 'auth']),
   fc.boolean(),
 );
 const body = fc.oneof(
@@ -150,9 +180,10 @@ async function send(generated: Generated): Promise<Answer> {
   const query = generated.query.map(([key, value]) => `${encode(key)}=${encode(value)}`);
   const writes = generated.method === 'PATCH' || generated.method === 'DELETE' || generated.method === 'PUT';
   if (writes && !generated.path.startsWith('rpc/')) query.push('id=lt.0');
-  const [prefer, accept, range, profile, asUser] = generated.headers as [readonly [string, string] | undefined, readonly [string, string] | undefined, readonly [string, string] | undefined, readonly [string, string] | undefined, boolean];
+  type Pair = readonly [string, string] | undefined;
+  const [prefer, accept, range, profile, contentProfile, asUser] = generated.headers as [Pair, Pair, Pair, Pair, Pair, boolean];
   const sent: Record<string, string> = { ...p.anon, ...(asUser ? { authorization: `Bearer ${user}` } : {}) };
-  for (const pair of [prefer, accept, range, profile]) if (pair) sent[pair[0]] = pair[1].replace(/[^\x20-\x7e]/g, '?');
+  for (const pair of [prefer, accept, range, profile, contentProfile]) if (pair) sent[pair[0]] = pair[1].replace(/[^\x20-\x7e]/g, '?');
   const hasBody = generated.method !== 'GET' && generated.method !== 'HEAD' && generated.body !== undefined;
   if (!hasBody) return call(generated.method, `/rest/v1/${generated.path}${query.length > 0 ? `?${query.join('&')}` : ''}`, { headers: sent });
   const { raw, contentType } = encoded(generated.body, generated.encoding);
