@@ -15,7 +15,12 @@ import { request, type Fetch } from './result.js';
 import { StorageClient } from './storage/storage-client.js';
 import type { Transport } from './transport.js';
 
-export interface ClientOptions {
+/** The schema names of a generated `Database` type. */
+type SchemaNames<Database> = string & keyof Omit<Database, '__InternalSupabase'>;
+/** The schema a client reads when not told: `public` when the `Database` type has one, as postgrest-js's. */
+type DefaultSchema<Database> = 'public' extends SchemaNames<Database> ? 'public' : SchemaNames<Database>;
+
+export interface ClientOptions<SchemaName extends string = string> {
   /**
    * The project's id; storage needs it before anyone signs in (a user token
    * names the project too). It also keys the stored session, so that rotating
@@ -36,9 +41,11 @@ export interface ClientOptions {
     /**
      * The schema `from()` and `rpc()` use, one the project exposes; sent as
      * `Accept-Profile`/`Content-Profile`. Without it the server picks its
-     * first exposed schema (`public` unless changed).
+     * first exposed schema (`public` unless changed). With a generated
+     * `Database` type, name it in the type too, as with supabase-js:
+     * `createClient<Database, 'api'>(…, { db: { schema: 'api' } })`.
      */
-    schema?: string;
+    schema?: SchemaName;
   };
   /** Headers sent with every request. */
   headers?: Record<string, string>;
@@ -61,22 +68,26 @@ export interface SchemaClient<Database = any, SchemaName extends string = string
   rpc: SchemaData<Database, SchemaName>['rpc'];
 }
 
-export interface BaseplaneClient<Database = any> {
-  /** A query on a table or view: the PostgREST builder (select, insert, update, upsert, delete, filters, order, range, single…). */
-  from: PostgrestClient<Database>['from'];
-  /** Calls a SQL function (`POST /rest/v1/rpc/:fn`). */
-  rpc: PostgrestClient<Database>['rpc'];
+export interface BaseplaneClient<Database = any, SchemaName extends SchemaNames<Database> = DefaultSchema<Database>> {
+  /** A query on a table or view of the client's schema: the PostgREST builder (select, insert, update, upsert, delete, filters, order, range, single…). */
+  from: SchemaData<Database, SchemaName>['from'];
+  /** Calls a SQL function of the client's schema (`POST /rest/v1/rpc/:fn`). */
+  rpc: SchemaData<Database, SchemaName>['rpc'];
   /**
    * `from` and `rpc` on another schema the project exposes (supabase-js's
    * `supabase.schema('api').from('things')`); one it does not expose
    * resolves 406 `invalid_schema`.
    */
-  schema<SchemaName extends string & keyof Omit<Database, '__InternalSupabase'>>(name: SchemaName): SchemaClient<Database, SchemaName>;
+  schema<Other extends SchemaNames<Database>>(name: Other): SchemaClient<Database, Other>;
   auth: AuthClient;
   storage: StorageClient;
 }
 
-export function createClient<Database = any>(baseUrl: string, anonKey: string, options: ClientOptions = {}): BaseplaneClient<Database> {
+export function createClient<Database = any, SchemaName extends SchemaNames<Database> = DefaultSchema<Database>>(
+  baseUrl: string,
+  anonKey: string,
+  options: ClientOptions<SchemaName> = {},
+): BaseplaneClient<Database, SchemaName> {
   const root = baseUrl.replace(/\/+$/, '');
   const fetchImpl: Fetch = options.fetch ?? ((input, init) => fetch(input, init));
   const headers = { ...options.headers };
@@ -93,8 +104,8 @@ export function createClient<Database = any>(baseUrl: string, anonKey: string, o
   };
   const projectId = () => options.projectId ?? (keeper.current ? (claimsOf(keeper.current.accessToken)?.ref ?? null) : null);
   return {
-    ...settledData(data),
-    schema: ((name: string) => settledData(data.schema(name as never))) as BaseplaneClient<Database>['schema'],
+    ...(settledData(data) as SchemaClient<Database, SchemaName>),
+    schema: ((name: string) => settledData(data.schema(name as never))) as BaseplaneClient<Database, SchemaName>['schema'],
     auth: new AuthClient({ authUrl: `${root}/rest/v1/auth`, anonKey, headers, fetch: fetchImpl, keeper }),
     storage: new StorageClient(userTransport, projectId),
   };

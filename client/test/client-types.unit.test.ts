@@ -7,7 +7,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { Bucket as ServerBucket, DevInboxMessage, EndUser, ObjectListing, RestSettings as ServerRestSettings, StorageObject } from '@baseplane/contracts';
 import type { ColumnInfo } from '../../control-plane/src/tenants/catalog';
-import type { BaseplaneClient, Dropped, ManagementClient } from '../src/index';
+import { createClient, type BaseplaneClient, type Dropped, type ManagementClient } from '../src/index';
 import type { Bucket, Column, ForeignKey, InboxMessage, ObjectList, OperationAnswer, Project, RestSettings, StoredObject, Table, User } from '../src/types';
 
 /** What a management call's `data` can be when it succeeds. */
@@ -62,6 +62,19 @@ describe('schema()', () => {
     expectTypeOf<Awaited<Built['publicRows']>['data']>().toEqualTypeOf<Array<{ id: number; name: string }> | null>();
     expectTypeOf<Awaited<Built['apiRows']>['data']>().toEqualTypeOf<Array<{ id: number; label: string }> | null>();
     expectTypeOf<Awaited<Built['hello']>['data']>().toEqualTypeOf<string | null>();
+  });
+
+  it('types from() and rpc() of a client made for another schema by that schema, named in the type as with supabase-js', () => {
+    const made = () => {
+      const api = createClient<TwoSchemas, 'api'>('http://localhost', 'key', { db: { schema: 'api' } });
+      // @ts-expect-error -- the option must name the schema the type names
+      createClient<TwoSchemas, 'api'>('http://localhost', 'key', { db: { schema: 'public' } });
+      return { rows: api.from('things').select('id, label'), hello: api.rpc('hello', { name: 'x' }), back: api.schema('public').from('things').select('name') };
+    };
+    type Made = ReturnType<typeof made>;
+    expectTypeOf<Awaited<Made['rows']>['data']>().toEqualTypeOf<Array<{ id: number; label: string }> | null>();
+    expectTypeOf<Awaited<Made['hello']>['data']>().toEqualTypeOf<string | null>();
+    expectTypeOf<Awaited<Made['back']>['data']>().toEqualTypeOf<Array<{ name: string }> | null>();
   });
 });
 
