@@ -27,7 +27,8 @@ const Name = Type.String({ minLength: 1, maxLength: 200 });
  * compared as UUIDs (a project's database, its event stream, its objects' keys, its workflow), so an id
  * in another case would reach a different name, or none.
  */
-export const Uuid = Type.String({ pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$', patternMessage: 'must be a UUID in lower case' });
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const Uuid = Type.String({ pattern: UUID_PATTERN.source, patternMessage: 'must be a UUID in lower case' });
 
 export const PlatformSignupBody = Type.Object(
   { email: Email, password: Password, name: Type.Optional(Name) },

@@ -17,7 +17,7 @@
  */
 import { createPrivateKey, sign as ecdsaSign, type KeyObject } from 'node:crypto';
 import { decodeProtectedHeader, importJWK, jwtVerify, errors as joseErrors, type CryptoKey, type JWTPayload } from 'jose';
-import { ApiError, SecretBox, setBounded, type AccessTokenClaims, type SigningKey } from '@baseplane/contracts';
+import { ApiError, SecretBox, UUID_PATTERN, setBounded, type AccessTokenClaims, type SigningKey } from '@baseplane/contracts';
 import type { DirectoryEntry } from '../directory/project-directory';
 
 /** How many verified tokens are remembered; the oldest goes first. */
@@ -100,7 +100,7 @@ export class AccessTokens {
     if (payload.ref !== project.projectId) throw new ApiError(401, 'invalid_token', 'access token of another project');
     // Every token signed here names a user and a session by their UUIDs: claims of any other form are no session of
     // ours, and would reach the session lookup's uuid parameters as an error of PostgreSQL's.
-    if (typeof payload.sub !== 'string' || !UUID.test(payload.sub) || typeof payload.session_id !== 'string' || !UUID.test(payload.session_id)) {
+    if (typeof payload.sub !== 'string' || !UUID_PATTERN.test(payload.sub) || typeof payload.session_id !== 'string' || !UUID_PATTERN.test(payload.session_id)) {
       throw new ApiError(401, 'invalid_token', 'invalid access token');
     }
     return payload as unknown as AccessTokenClaims;
@@ -125,8 +125,5 @@ export class AccessTokens {
     return opened;
   }
 }
-
-/** A UUID as PostgreSQL writes one (users' and sessions' ids). */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const base64url = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
