@@ -74,6 +74,19 @@ export function refuseEncodedBody(headers: Record<string, string | string[] | un
   return new ApiError(415, 'unsupported_media_type', `a body sent with Content-Encoding ${named} is not read`, null, 'send the body uncompressed');
 }
 
+/**
+ * The JSON body parser of every plane, around Fastify's default one (`json`):
+ * a JSON content type over an empty body is no body, as GoTrue takes it (what
+ * fetch wrappers send on a POST without one: a logout, a ping), not 400
+ * `invalid_json`; a route that needs a body still refuses its absence.
+ */
+export function emptyJsonIsNoBody<Request, Done extends (error: null, body?: undefined) => void>(json: (request: Request, body: string, done: Done) => void) {
+  return (request: Request, body: string | Buffer, done: Done): void => {
+    if (body.length === 0) return done(null, undefined);
+    json(request, typeof body === 'string' ? body : body.toString('utf8'), done);
+  };
+}
+
 /** The part of the response under a Fastify reply {@link answerFrameworkError} uses (a node `ServerResponse`). */
 interface RawResponse {
   writeHead(status: number, headers: Record<string, string | number>): unknown;

@@ -10,7 +10,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import pino from 'pino';
-import { ConfigError, answerClientError, answerFrameworkError, idleConnectionError, refuseEncodedBody, loadServiceConfig, proxiesToTrust, type ProjectEvent, type RecordedEvent } from '@baseplane/contracts';
+import { ConfigError, answerClientError, answerFrameworkError, emptyJsonIsNoBody, idleConnectionError, refuseEncodedBody, loadServiceConfig, proxiesToTrust, type ProjectEvent, type RecordedEvent } from '@baseplane/contracts';
 import { AppModule } from './app.module';
 import { ApiErrorFilter } from './http/api-error.filter';
 import { migratePlatformDatabase } from './migrate';
@@ -55,14 +55,10 @@ async function main(): Promise<void> {
     { logger: ['error', 'warn'], rawBody: true },
   );
   app.useGlobalFilters(new ApiErrorFilter(log));
-  // A JSON content type over an empty body (what fetch wrappers send on a POST without one) is no body, as the data
-  // plane takes it, not 400 invalid_json; a route that needs a body still refuses its absence. Registering a parser
-  // also keeps Nest from adding its form parser: the management API reads JSON only (a form is 415).
-  const json = app.getHttpAdapter().getInstance().getDefaultJsonParser('error', 'error');
-  app.useBodyParser<Server>('application/json', {}, (request, body, done) => {
-    if (body.length === 0) return done(null, undefined);
-    json(request, body.toString('utf8'), done);
-  });
+  // A JSON content type over an empty body is no body, as on the data plane. Registering a parser also keeps Nest from
+  // adding its form parser: the management API reads JSON only (a form is 415).
+  const json = emptyJsonIsNoBody(app.getHttpAdapter().getInstance().getDefaultJsonParser('error', 'error'));
+  app.useBodyParser<Server>('application/json', {}, json);
   // Any origin, as the data plane allows: callers authenticate with a Bearer token or a key in a header, never a cookie.
   app.enableCors({
     origin: '*',

@@ -4,7 +4,7 @@
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { ApiError, answerClientError, answerFrameworkError, proxiesToTrust, refuseEncodedBody, unsupportedMediaType } from '@baseplane/contracts';
+import { ApiError, answerClientError, answerFrameworkError, emptyJsonIsNoBody, proxiesToTrust, refuseEncodedBody, unsupportedMediaType } from '@baseplane/contracts';
 import type { ProjectDirectory } from './directory/project-directory';
 import { bindRestRoot } from './http/rest-root';
 import { bindAuthJwks } from './http/auth-jwks';
@@ -52,14 +52,10 @@ export function buildDataPlane(deps: DataPlaneDependencies): FastifyInstance {
   // The gateway in front (on loopback) appends the client's address to X-Forwarded-For; it and TRUSTED_PROXIES are believed.
   const app = Fastify({ loggerInstance: deps.log.child({}, { level: 'warn' }) as FastifyBaseLogger, bodyLimit: BODY_LIMIT, trustProxy: proxiesToTrust({ trustedProxies: deps.trustedProxies }), clientErrorHandler: answerClientError, frameworkErrors: answerFrameworkError });
 
-  // A JSON content type over an empty body (what fetch wrappers send on a POST without one: /logout, /reauth) is no
-  // body, as GoTrue takes it, not Fastify's 400; a route that needs a body still refuses its absence.
-  const json = app.getDefaultJsonParser('error', 'error');
+  // A JSON content type over an empty body (/logout, /reauth from a fetch wrapper) is no body.
+  const json = emptyJsonIsNoBody(app.getDefaultJsonParser('error', 'error'));
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') return done(null, undefined);
-    json(request, body as string, done);
-  });
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, json);
 
   // A compressed body is refused before anything reads it as it is.
   app.addHook('onRequest', async (request) => {
