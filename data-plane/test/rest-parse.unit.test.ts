@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_NESTING, parseFilter, parseLogic, parseOrder, parseSelect, splitJsonPath, splitTopLevel } from '../src/rest/grammar';
 import { parseAccept, parseRequest, type RawRequest } from '../src/rest/parse';
-import { profileHeader, profileOf } from '../src/rest/profile';
+import { profileOf } from '../src/rest/profile';
 
 const raw = (query: string, more: Partial<RawRequest> = {}): RawRequest => ({ method: 'GET', target: 'posts', rpc: false, query, headers: {}, ...more });
 
@@ -281,8 +281,6 @@ describe('requests', () => {
       expect(() => profileOf('GET', { 'accept-profile': asked }, exposed), asked).toThrow(expect.objectContaining({ status: 406, code: 'invalid_schema', message: 'the schema must be one of the following: public, api' }));
     }
     expect(() => profileOf('POST', { 'content-profile': 'storage' }, ['public'])).toThrow(expect.objectContaining({ status: 406, code: 'invalid_schema' }));
-    expect(profileHeader('api', exposed)).toEqual({ 'content-profile': 'api' });
-    expect(profileHeader('public', ['public'])).toEqual({});
   });
 
   it('keeps the query parameters of a GET rpc for the planner to tell arguments from filters', () => {

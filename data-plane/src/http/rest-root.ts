@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ProjectDirectory } from '../directory/project-directory';
 import type { DataApi } from '../rest/data-api';
 import { openApiOf } from '../rest/openapi';
-import { profileHeader, profileOf } from '../rest/profile';
+import { profileOf, sendProfile } from '../rest/profile';
 import { snapshotOf } from '../rest/schema-model';
 import { resolveProject } from './resolve-project';
 
@@ -19,7 +19,8 @@ export function bindRestRoot(app: FastifyInstance, directory: ProjectDirectory, 
     const schema = profileOf('GET', request.headers, exposed);
     // Without the data API (a test building the app alone) the description is of an empty schema.
     const snapshot = dataApi ? await dataApi.schemas.get(project.projectId, schema) : snapshotOf({ schema, relations: [] });
-    void reply.header('content-type', 'application/openapi+json; charset=utf-8').headers(profileHeader(schema, exposed));
+    void reply.header('content-type', 'application/openapi+json; charset=utf-8');
+    sendProfile(reply, schema, exposed);
     return openApiOf(snapshot, { title: project.name, description: `REST data API of project ${project.projectId}`, serverUrl: `${publicUrl}/rest/v1` });
   });
 }

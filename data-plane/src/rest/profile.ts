@@ -4,6 +4,7 @@
  * on a write or a POSTed rpc, and without one the first schema exposed.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyReply } from 'fastify';
 import { ApiError } from '@baseplane/contracts';
 
 /** The schema `method` with `headers` asks for among `exposed`; one not exposed is 406 `invalid_schema` (PostgREST's PGRST106). */
@@ -16,9 +17,9 @@ export function profileOf(method: string, headers: IncomingHttpHeaders, exposed:
 }
 
 /**
- * The answer's `Content-Profile`: the schema it came from, sent when the
+ * Sets the answer's `Content-Profile`, the schema it came from, when the
  * project exposes more than one, as PostgREST sends it.
  */
-export function profileHeader(schema: string, exposed: readonly string[]): Record<string, string> {
-  return exposed.length > 1 ? { 'content-profile': schema } : {};
+export function sendProfile(reply: FastifyReply, schema: string, exposed: readonly string[]): void {
+  if (exposed.length > 1) void reply.header('content-profile', schema);
 }

@@ -9,7 +9,7 @@ import { ApiError } from '@baseplane/contracts';
 import { resolveApiCaller } from '../http/resolve-project';
 import type { DataApi } from './data-api';
 import { parseRequest } from './parse';
-import { profileHeader, profileOf } from './profile';
+import { profileOf, sendProfile } from './profile';
 import { planRequest, type Plan } from './plan';
 import { checkBeforeCommit, checkedBeforeCommit, respond } from './respond';
 import { UnknownNameError } from './rest-errors';
@@ -101,7 +101,8 @@ async function handle(api: DataApi, request: FastifyRequest, reply: FastifyReply
   timer.mark('execute');
   const answer = respond(plan, row);
   timer.mark('respond');
-  void reply.status(answer.status).headers(profileHeader(schema, exposed)).headers(answer.headers).header('server-timing', timer.toString());
+  sendProfile(reply, schema, exposed);
+  void reply.status(answer.status).headers(answer.headers).header('server-timing', timer.toString());
   return answer.body === null ? reply.send() : reply.send(answer.body);
 }
 
