@@ -65,7 +65,7 @@ export type ProjectPingFailed = Event<'ProjectPingFailed', { projectId: string; 
 export type AuthSettingsUpdated = Event<'AuthSettingsUpdated', { projectId: string; changes: Partial<StoredAuthSettings> }>;
 
 /**
- * The project's data API settings changed (which schemas `/rest/v1` serves):
+ * The project's data API settings changed (which schemas `/rest/v1` serves, its row cap):
  * `changes` holds the new value of each setting that changed (folded over
  * DEFAULT_REST_SETTINGS by every reader).
  */

@@ -1,6 +1,6 @@
 /**
  * A project's data API settings (README → Try it: rest/settings): which schemas
- * `/rest/v1` serves, as PostgREST's `db-schemas`.
+ * `/rest/v1` serves, as PostgREST's `db-schemas`, and its row cap (`maxRows`).
  */
 import type { Result } from '../result.js';
 import { segment, send, type Transport } from '../transport.js';

@@ -1,6 +1,6 @@
 /**
  * `/api/projects/:id/rest/settings`: a project's data API settings (which
- * schemas `/rest/v1` serves). A change is the `UpdateRestSettings` command on
+ * schemas `/rest/v1` serves, its row cap). A change is the `UpdateRestSettings` command on
  * the project's stream, followed by the data plane's directory as the auth
  * settings are. Nothing in the tenant changes, so no workflow applies it: the
  * answer comes once the event is recorded and projected.

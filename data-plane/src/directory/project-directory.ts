@@ -18,7 +18,7 @@ export interface DirectoryEntry {
   signingKeys: SigningKey[];
   /** The project's auth settings, folded from its AuthSettingsUpdated events. */
   authSettings: StoredAuthSettings;
-  /** The project's data API settings (the schemas `/rest/v1` serves), folded from its RestSettingsUpdated events. */
+  /** The project's data API settings (the schemas `/rest/v1` serves, its row cap), folded from its RestSettingsUpdated events. */
   restSettings: RestSettings;
 }
 
